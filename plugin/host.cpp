@@ -1,0 +1,18 @@
+#include "host.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace portwatch {
+
+void Host::log(pw_log_level level, const char *fmt, ...) const
+{
+    char line[512];  // longer lines are truncated, never overflowed
+    va_list args;
+    va_start(args, fmt);
+    std::vsnprintf(line, sizeof(line), fmt, args);
+    va_end(args);
+    cb_.log(cb_.ctx, level, line);
+}
+
+} // namespace portwatch

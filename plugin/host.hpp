@@ -1,0 +1,25 @@
+// The C++ face of struct pw_host: printf-style logging and typed calls.
+#pragma once
+
+#include <portwatch/host.h>
+
+#include <cstdint>
+
+namespace portwatch {
+
+class Host {
+public:
+    explicit Host(const pw_host &callbacks) : cb_(callbacks) {}
+
+    void log(pw_log_level level, const char *fmt, ...) const
+        __attribute__((format(printf, 3, 4)));
+    pw_sm_state sm_state() const { return cb_.sm_state(cb_.ctx); }
+    uint64_t sm_port_guid_net() const { return cb_.sm_port_guid(cb_.ctx); }
+    // false when OpenSM is exiting and refused.
+    bool force_heavy_sweep(bool wake) const { return cb_.force_heavy_sweep(cb_.ctx, wake) == 0; }
+
+private:
+    pw_host cb_;
+};
+
+} // namespace portwatch

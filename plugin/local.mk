@@ -1,0 +1,40 @@
+# The portwatch core (C++17, no OpenSM types): a convenience library shared by
+# the plugin and the unit tests.
+noinst_LTLIBRARIES += plugin/libportwatch_core.la
+plugin_libportwatch_core_la_SOURCES = \
+	include/portwatch/host.h \
+	plugin/clock.hpp \
+	plugin/core_api.cpp \
+	plugin/devices.cpp plugin/devices.hpp \
+	plugin/host.cpp plugin/host.hpp \
+	plugin/monitor.cpp plugin/monitor.hpp \
+	plugin/options.cpp plugin/options.hpp \
+	plugin/policy.cpp plugin/policy.hpp \
+	plugin/port_tracker.cpp plugin/port_tracker.hpp \
+	plugin/telemetry.cpp plugin/telemetry.hpp \
+	plugin/verbs_device.cpp plugin/verbs_device.hpp \
+	plugin/wakeup.cpp plugin/wakeup.hpp
+plugin_libportwatch_core_la_CPPFLAGS = $(AM_CPPFLAGS) $(BOOST_CPPFLAGS) $(IBVERBS_CFLAGS)
+plugin_libportwatch_core_la_LIBADD = $(BOOST_LDFLAGS) $(BOOST_THREAD_LIB) $(IBVERBS_LIBS)
+
+# The plugin OpenSM dlopen()s as "libportwatch.so": the C glue (the only file
+# that sees OpenSM headers) plus the core. osm_sm_sweep and osm_exit_flag live
+# in the opensm executable and stay undefined here (no -z defs) until dlopen.
+lib_LTLIBRARIES += plugin/libportwatch.la
+plugin_libportwatch_la_SOURCES = plugin/osm_glue.c
+plugin_libportwatch_la_CPPFLAGS = $(AM_CPPFLAGS) $(OSM_CPPFLAGS)
+plugin_libportwatch_la_LIBADD = plugin/libportwatch_core.la $(OSM_LIBS)
+plugin_libportwatch_la_LDFLAGS = -module -avoid-version -shared \
+	-Wl,--version-script=$(srcdir)/plugin/portwatch.map
+# Link with the C++ driver: the core needs the C++ runtime.
+nodist_EXTRA_plugin_libportwatch_la_SOURCES = dummy.cxx
+plugin_libportwatch_la_DEPENDENCIES = plugin/libportwatch_core.la $(srcdir)/plugin/portwatch.map
+EXTRA_DIST += plugin/portwatch.map
+
+# No libportwatch.la is needed at run time: OpenSM only dlopen()s the .so.
+install-exec-hook:
+	rm -f $(DESTDIR)$(libdir)/libportwatch.la
+	@echo "portwatch: installed $(libdir)/libportwatch.so; if $(libdir) is not a"
+	@echo "portwatch: default library directory, run ldconfig or add it to ld.so.conf.d"
+uninstall-hook:
+	rm -f $(DESTDIR)$(libdir)/libportwatch.so

@@ -1,0 +1,63 @@
+// portwatch's options, parsed from OpenSM's event_plugin_options string.
+//
+// That string is shared by every loaded plugin, so portwatch only claims
+// whitespace-separated tokens of the form "portwatch.KEY=VALUE" and ignores
+// the rest. Any token of ours that is malformed is an error: the plugin then
+// refuses to load rather than run with a configuration the admin did not ask for.
+#pragma once
+
+#include <portwatch/host.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "clock.hpp"
+
+namespace portwatch {
+
+// Which local port to watch.
+struct PortSpec {
+    enum class Kind { Auto, DevicePort, Guid };
+    Kind kind = Kind::Auto;
+    std::string device;  // DevicePort
+    unsigned port = 0;   // DevicePort
+    uint64_t guid = 0;   // Guid, host byte order
+
+    std::string describe() const;
+};
+
+// The SM states in which portwatch acts.
+struct SmStateSet {
+    bool master = true;
+    bool discovering = true;
+    bool standby = false;
+    bool not_active = false;
+
+    bool contains(pw_sm_state state) const;
+    std::string describe() const;
+};
+
+struct Options {
+    PortSpec port;
+    Millis holdoff{100};
+    bool sweep_on_loss = false;
+    SmStateSet act_in;
+    Millis retry_max{30000};
+
+    // One line with every option and its value, for the load log line.
+    std::string describe() const;
+};
+
+// Either options or one error message naming the offending token.
+struct ParsedOptions {
+    std::optional<Options> options;
+    std::string error;
+};
+
+// text may be null (no event_plugin_options line): defaults.
+ParsedOptions parse_options(const char *text);
+
+const char *sm_state_name(pw_sm_state state);
+
+} // namespace portwatch

@@ -1,0 +1,42 @@
+#include "telemetry.hpp"
+
+namespace portwatch {
+
+void Telemetry::sweep_requested(TimePoint event_time)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    event_time_ = event_time;
+    started_ = false;
+    done_ = false;
+}
+
+std::optional<double> Telemetry::on_report(pw_report report, TimePoint now)
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!event_time_)
+        return std::nullopt;
+    double ms = ms_between(*event_time_, now);
+    switch (report) {
+    case PW_REPORT_HEAVY_SWEEP_START:
+        if (started_)
+            return std::nullopt;
+        started_ = true;
+        return ms;
+    case PW_REPORT_HEAVY_SWEEP_DONE:
+        if (!started_ || done_)
+            return std::nullopt;
+        done_ = true;
+        return ms;
+    case PW_REPORT_SUBNET_UP:
+        if (!started_)
+            return std::nullopt;
+        event_time_.reset();  // the story of this event is complete
+        return ms;
+    case PW_REPORT_STATE_CHANGE:
+    case PW_REPORT_OTHER:
+        break;
+    }
+    return std::nullopt;
+}
+
+} // namespace portwatch

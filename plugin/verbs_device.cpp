@@ -1,0 +1,126 @@
+#include "verbs_device.hpp"
+
+#include <endian.h>
+#include <fcntl.h>
+
+#include <cerrno>
+
+namespace portwatch {
+
+DeviceList::DeviceList() : list_(ibv_get_device_list(&count_))
+{
+    if (!list_) {
+        error_ = errno ? errno : ENODEV;
+        count_ = 0;
+    }
+}
+
+DeviceList::~DeviceList()
+{
+    if (list_)
+        ibv_free_device_list(list_);
+}
+
+VerbsDevice::VerbsDevice(Key, ibv_context *context, unsigned port_count)
+    : context_(context), name_(ibv_get_device_name(context->device)), port_count_(port_count)
+{
+}
+
+VerbsDevice::~VerbsDevice()
+{
+    ibv_close_device(context_);
+}
+
+std::unique_ptr<VerbsDevice> VerbsDevice::open(ibv_device *device, int *err)
+{
+    ibv_context *context = ibv_open_device(device);
+    if (!context) {
+        *err = errno ? errno : ENODEV;
+        return nullptr;
+    }
+    // Owned from here on, so every early return closes it.
+    ibv_device_attr attr{};
+    int rc = ibv_query_device(context, &attr);
+    auto dev = std::make_unique<VerbsDevice>(Key{}, context, rc == 0 ? attr.phys_port_cnt : 0);
+    if (rc != 0) {
+        *err = rc;
+        return nullptr;
+    }
+    int flags = fcntl(context->async_fd, F_GETFL);
+    if (flags < 0 || fcntl(context->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        *err = errno;
+        return nullptr;
+    }
+    return dev;
+}
+
+VerbsDevice::Read VerbsDevice::read_event(AsyncEvent *out, int *err)
+{
+    ibv_async_event event;
+    while (ibv_get_async_event(context_, &event) != 0) {
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return Read::Empty;
+        *err = errno ? errno : EIO;
+        return Read::Failed;
+    }
+    out->type = event.event_type;
+    switch (event.event_type) {
+    case IBV_EVENT_PORT_ACTIVE:
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_LID_CHANGE:
+    case IBV_EVENT_PKEY_CHANGE:
+    case IBV_EVENT_GID_CHANGE:
+    case IBV_EVENT_SM_CHANGE:
+    case IBV_EVENT_CLIENT_REREGISTER:
+        out->port = static_cast<unsigned>(event.element.port_num);
+        break;
+    default:
+        out->port = 0;
+        break;
+    }
+    ibv_ack_async_event(&event);
+    return Read::Event;
+}
+
+int VerbsDevice::query_port(unsigned port, PortInfo *out)
+{
+    ibv_port_attr attr;
+    int rc = ibv_query_port(context_, static_cast<uint8_t>(port), &attr);
+    if (rc != 0)
+        return rc;
+    out->snapshot.state = link_state_from_verbs(attr.state);
+    out->snapshot.phys_state = attr.phys_state;
+    out->snapshot.lid = attr.lid;
+    out->snapshot.sm_lid = attr.sm_lid;
+    // Old drivers leave link_layer UNSPECIFIED; that means InfiniBand.
+    out->infiniband = attr.link_layer != IBV_LINK_LAYER_ETHERNET;
+    return 0;
+}
+
+int VerbsDevice::port_guid(unsigned port, uint64_t *guid)
+{
+    ibv_gid gid;
+    if (ibv_query_gid(context_, static_cast<uint8_t>(port), 0, &gid) != 0)
+        return errno ? errno : EIO;
+    *guid = be64toh(gid.global.interface_id);
+    return 0;
+}
+
+LinkState link_state_from_verbs(ibv_port_state state)
+{
+    switch (state) {
+    case IBV_PORT_INIT:
+        return LinkState::Init;
+    case IBV_PORT_ARMED:
+        return LinkState::Armed;
+    case IBV_PORT_ACTIVE:
+    case IBV_PORT_ACTIVE_DEFER:
+        return LinkState::Active;
+    default:
+        return LinkState::Down;
+    }
+}
+
+} // namespace portwatch
