@@ -39,8 +39,9 @@ std::vector<std::string> Devices::scan(TimePoint now)
 {
     std::vector<std::string> opened;
     DeviceList list;
+    std::string why;  // why nothing could be opened, for the retry line
     if (!list.ok()) {
-        host_.log(PW_LOG_ERROR, "cannot list verbs devices: %s", std::strerror(list.error()));
+        why = std::string(" (cannot list devices: ") + std::strerror(list.error()) + ")";
     } else {
         present_.clear();
         for (int i = 0; i < list.size(); ++i) {
@@ -69,10 +70,10 @@ std::vector<std::string> Devices::scan(TimePoint now)
     }
     schedule_retry(now);
     if (open_.empty())
-        host_.log(PW_LOG_INFO, "warning: no usable verbs device%s%s; retrying in %lld ms",
+        host_.log(PW_LOG_INFO, "warning: no usable verbs device%s%s%s; retrying in %lld ms",
                   spec_.kind == PortSpec::Kind::DevicePort ? " named " : "",
                   spec_.kind == PortSpec::Kind::DevicePort ? spec_.device.c_str() : "",
-                  static_cast<long long>((*retry_at_ - now) / Millis(1)));
+                  why.c_str(), static_cast<long long>((*retry_at_ - now) / Millis(1)));
     else
         host_.log(PW_LOG_INFO, "device %s of the watched port is not back; retrying in %lld ms",
                   watched_ ? watched_->device.c_str() : "?",

@@ -7,8 +7,12 @@
  * host.h). Everything here is plain field access or a call OpenSM itself
  * makes from its signal and console paths.
  */
-#include <stdio.h>
-
+/*
+ * osm_config.h carries the build switches (ENABLE_OSM_PERF_MGR,
+ * HAVE_LIBPTHREAD) that change the layout of osm_opensm_t and osm_subn_opt_t:
+ * without it first, every field offset below is wrong for the real opensm.
+ */
+#include <opensm/osm_config.h>
 #include <opensm/osm_opensm.h>
 #include <opensm/osm_event_plugin.h>
 #include <opensm/osm_version.h>

@@ -7,8 +7,10 @@
 
 namespace portwatch {
 
-DeviceList::DeviceList() : list_(ibv_get_device_list(&count_))
+DeviceList::DeviceList()
 {
+    // In the body, not the init list: count_'s own initializer would run after.
+    list_ = ibv_get_device_list(&count_);
     if (!list_) {
         error_ = errno ? errno : ENODEV;
         count_ = 0;

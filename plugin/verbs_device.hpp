@@ -29,7 +29,7 @@ public:
     ibv_device *operator[](int i) const { return list_[i]; }
 
 private:
-    ibv_device **list_;
+    ibv_device **list_ = nullptr;
     int count_ = 0;
     int error_ = 0;
 };

@@ -1,5 +1,30 @@
-# Unit tests (Boost.Test). Every test binary runs with the verbs simulator preloaded.
+# Unit tests (Boost.Test). Every test binary runs with the verbs simulator
+# preloaded (tests/with-vsim), so verbs calls reach the simulator.
 LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) $(top_srcdir)/tests/with-vsim
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) abs_top_srcdir=$(abs_top_srcdir) bash
 EXTRA_DIST += tests/with-vsim
+
+PW_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/verbs_sim $(BOOST_CPPFLAGS) \
+	$(IBVERBS_CFLAGS) -DBOOST_TEST_DYN_LINK
+PW_TEST_LDADD = plugin/libportwatch_core.la $(BOOST_LDFLAGS) $(BOOST_UNIT_TEST_FRAMEWORK_LIB) -ldl
+
+# Pure pipeline stages: options, port tracker, policy, telemetry.
+check_PROGRAMS += tests/unit/test_logic
+TESTS += tests/unit/test_logic
+tests_unit_test_logic_SOURCES = \
+	tests/unit/test_logic_main.cpp \
+	tests/unit/test_options.cpp \
+	tests/unit/test_policy.cpp \
+	tests/unit/test_port_tracker.cpp
+tests_unit_test_logic_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+tests_unit_test_logic_LDADD = $(PW_TEST_LDADD)
+
+# The event thread, device handling and the C entry points, on the simulator.
+check_PROGRAMS += tests/unit/test_monitor
+TESTS += tests/unit/test_monitor
+tests_unit_test_monitor_SOURCES = \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp \
+	tests/unit/test_monitor.cpp
+tests_unit_test_monitor_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+tests_unit_test_monitor_LDADD = $(PW_TEST_LDADD)

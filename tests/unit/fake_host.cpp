@@ -1,0 +1,133 @@
+#include "fake_host.hpp"
+
+#include <dlfcn.h>
+#include <endian.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include "vsim.h"
+
+namespace pwtest {
+
+FakeHost::FakeHost() : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb} {}
+
+void FakeHost::log_cb(void *ctx, pw_log_level level, const char *line)
+{
+    auto *self = static_cast<FakeHost *>(ctx);
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    self->lines_.emplace_back(level, line);
+    self->changed_.notify_all();
+}
+
+pw_sm_state FakeHost::sm_state_cb(void *ctx)
+{
+    return static_cast<FakeHost *>(ctx)->sm_state.load();
+}
+
+uint64_t FakeHost::guid_cb(void *ctx)
+{
+    return static_cast<FakeHost *>(ctx)->guid_net.load();
+}
+
+int FakeHost::sweep_cb(void *ctx, int wake)
+{
+    auto *self = static_cast<FakeHost *>(ctx);
+    if (self->exiting)
+        return -1;
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    if (wake)
+        self->sweep_times_.push_back(portwatch::Clock::now());
+    else
+        ++self->marks_;
+    self->changed_.notify_all();
+    return 0;
+}
+
+void FakeHost::set_guid(uint64_t host_order)
+{
+    guid_net = htobe64(host_order);
+}
+
+int FakeHost::sweeps() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return static_cast<int>(sweep_times_.size());
+}
+
+int FakeHost::marks() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return marks_;
+}
+
+std::vector<portwatch::TimePoint> FakeHost::sweep_times() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return sweep_times_;
+}
+
+std::vector<std::string> FakeHost::lines() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto &l : lines_)
+        out.push_back(l.second);
+    return out;
+}
+
+int FakeHost::count(const std::string &needle) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    int n = 0;
+    for (const auto &l : lines_)
+        n += l.second.find(needle) != std::string::npos;
+    return n;
+}
+
+int FakeHost::count_level(pw_log_level level) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    int n = 0;
+    for (const auto &l : lines_)
+        n += l.first == level;
+    return n;
+}
+
+bool FakeHost::wait_for(const std::string &needle, int n, std::chrono::milliseconds timeout) const
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] {
+        int found = 0;
+        for (const auto &l : lines_)
+            found += l.second.find(needle) != std::string::npos;
+        return found >= n;
+    });
+}
+
+bool FakeHost::wait_sweeps(int n, std::chrono::milliseconds timeout) const
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, timeout,
+                             [&] { return static_cast<int>(sweep_times_.size()) >= n; });
+}
+
+std::string FakeHost::dump() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string out;
+    for (const auto &l : lines_)
+        out += "  log[" + std::to_string(l.first) + "] " + l.second + "\n";
+    return out;
+}
+
+std::string vsim(const std::string &command)
+{
+    auto fn = reinterpret_cast<vsim_command_fn>(dlsym(RTLD_DEFAULT, "vsim_command"));
+    BOOST_REQUIRE_MESSAGE(fn, "the verbs simulator is not preloaded (run through tests/with-vsim)");
+    char reply[1024];
+    int rc = fn(command.c_str(), reply, sizeof(reply));
+    BOOST_REQUIRE_MESSAGE(rc == 0, "vsim '" << command << "' -> " << reply);
+    return reply;
+}
+
+} // namespace pwtest

@@ -1,0 +1,57 @@
+// A struct pw_host that records what the core asks of OpenSM, for tests.
+#pragma once
+
+#include <portwatch/host.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "clock.hpp"
+
+namespace pwtest {
+
+class FakeHost {
+public:
+    FakeHost();
+    const pw_host &callbacks() const { return cb_; }
+
+    std::atomic<pw_sm_state> sm_state{PW_SM_MASTER};
+    std::atomic<uint64_t> guid_net{0};  // OpenSM's port GUID, network order
+    std::atomic<bool> exiting{false};
+
+    void set_guid(uint64_t host_order);
+    int sweeps() const;
+    int marks() const;
+    std::vector<portwatch::TimePoint> sweep_times() const;
+    std::vector<std::string> lines() const;
+    int count(const std::string &needle) const;
+    int count_level(pw_log_level level) const;
+    // Waits until count(needle) >= n; false on timeout.
+    bool wait_for(const std::string &needle, int n = 1,
+                  std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) const;
+    bool wait_sweeps(int n, std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) const;
+    std::string dump() const;  // every line, for failure messages
+
+private:
+    static void log_cb(void *ctx, pw_log_level level, const char *line);
+    static pw_sm_state sm_state_cb(void *ctx);
+    static uint64_t guid_cb(void *ctx);
+    static int sweep_cb(void *ctx, int wake);
+
+    pw_host cb_;
+    mutable std::mutex mutex_;
+    mutable std::condition_variable changed_;
+    std::vector<std::pair<pw_log_level, std::string>> lines_;
+    std::vector<portwatch::TimePoint> sweep_times_;
+    int marks_ = 0;
+};
+
+// Runs one verbs simulator command; fails the test on an error reply or
+// when the simulator is not preloaded.
+std::string vsim(const std::string &command);
+
+} // namespace pwtest

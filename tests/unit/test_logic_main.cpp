@@ -1,0 +1,3 @@
+// Unit tests of the pure pipeline stages: options, port tracker, policy, telemetry.
+#define BOOST_TEST_MODULE portwatch_logic
+#include <boost/test/unit_test.hpp>

@@ -1,0 +1,393 @@
+// The event thread against the verbs simulator (preloaded by tests/with-vsim):
+// real libibverbs calls, real fds, real poll(); only OpenSM is a fake.
+#define BOOST_TEST_MODULE portwatch_monitor
+#include <boost/test/unit_test.hpp>
+
+#include <dirent.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "fake_host.hpp"
+#include "monitor.hpp"
+
+using namespace portwatch;
+using namespace pwtest;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr uint64_t kNodeGuid = 0x0002c90300001000ULL;
+constexpr uint64_t kPort1Guid = kNodeGuid + 1;  // the simulator's default port GUID
+
+// Every case starts from an empty simulator and must leave no device open:
+// whatever the core opened, it closed (no fd or context leak).
+struct Fresh {
+    Fresh() { vsim("reset"); }
+    ~Fresh()
+    {
+        std::string stats = vsim("stats");
+        BOOST_TEST(stats.find(" open_contexts=0 ") != std::string::npos, stats);
+        BOOST_TEST(stats.find(" unacked_at_close=0 ") != std::string::npos, stats);
+        vsim("reset");
+    }
+};
+
+Options opts(const char *text = "")
+{
+    ParsedOptions p = parse_options(text);
+    BOOST_REQUIRE_MESSAGE(p.options, p.error);
+    return *p.options;
+}
+
+void add_device(const std::string &name, const std::string &style = "mlx5", int ports = 1,
+                uint64_t guid = kNodeGuid)
+{
+    char cmd[160];
+    std::snprintf(cmd, sizeof(cmd), "add %s node_guid=0x%016llx style=%s ports=%d", name.c_str(),
+                  static_cast<unsigned long long>(guid), style.c_str(), ports);
+    vsim(cmd);
+}
+
+// The voluntary context switches of the thread named "portwatch".
+long portwatch_thread_switches()
+{
+    DIR *dir = opendir("/proc/self/task");
+    BOOST_REQUIRE(dir);
+    long switches = -1;
+    while (dirent *e = readdir(dir)) {
+        std::string base = std::string("/proc/self/task/") + e->d_name;
+        std::ifstream comm(base + "/comm");
+        std::string name;
+        if (!(comm >> name) || name != "portwatch")
+            continue;
+        std::ifstream status(base + "/status");
+        std::string line;
+        while (std::getline(status, line))
+            if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+                switches = std::stol(line.substr(line.find(':') + 1));
+    }
+    closedir(dir);
+    return switches;
+}
+
+// Waits for a log line; on timeout fails with everything logged so far.
+void expect_log(const FakeHost &host, const std::string &needle, int n = 1,
+                milliseconds timeout = milliseconds(3000))
+{
+    bool seen = host.wait_for(needle, n, timeout);
+    BOOST_REQUIRE_MESSAGE(seen, "no log line '" << needle << "' (x" << n << "):\n" << host.dump());
+}
+
+void expect_sweeps(const FakeHost &host, int n, milliseconds timeout = milliseconds(3000))
+{
+    bool seen = host.wait_sweeps(n, timeout);
+    BOOST_REQUIRE_MESSAGE(seen, "expected " << n << " sweeps:\n" << host.dump());
+}
+
+// Takes the port down and brings it back, waiting for each step to be seen,
+// as a real link does (milliseconds apart, not microseconds).
+void bounce(const FakeHost &host, const std::string &dev, int port, const std::string &up = "init")
+{
+    std::string key = dev + ":" + std::to_string(port);
+    int downs = host.count(key + " ACTIVE -> DOWN") + host.count(key + " INIT -> DOWN");
+    vsim("port " + dev + " " + std::to_string(port) + " state=down");
+    int ups = host.count(key + " DOWN -> ");
+    expect_log(host, " -> DOWN", downs + 1);
+    vsim("port " + dev + " " + std::to_string(port) + " state=" + up);
+    expect_log(host, key + " DOWN -> ", ups + 1);
+}
+
+std::string up_state(const std::string &style)
+{
+    return style == "rxe" ? "active" : "init";
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(monitor, Fresh)
+
+BOOST_AUTO_TEST_CASE(watches_opensm_port_found_by_guid)
+{
+    add_device("mlx5_0", "mlx5", 1, kNodeGuid);
+    add_device("mlx5_1", "mlx5", 2, kNodeGuid + 0x100);
+    FakeHost host;
+    host.set_guid(kNodeGuid + 0x100 + 2);
+    Monitor m(host.callbacks(), opts());
+    BOOST_TEST(host.count("watching mlx5_1:2 (port GUID 0x0002c90300001102, OpenSM's bound port)") == 1,
+               host.dump());
+    BOOST_TEST(host.count("opened verbs device mlx5_0 (1 ports)") == 1);
+    BOOST_TEST(host.count("mlx5_1:2 is ACTIVE") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_bounce_gives_one_mark_and_one_sweep_in_every_driver_style)
+{
+    for (std::string style : {"mlx5", "mlx4", "rxe"}) {
+        BOOST_TEST_CONTEXT("style " << style)
+        {
+            vsim("reset");
+            add_device("dev0", style);
+            FakeHost host;
+            host.set_guid(kPort1Guid);
+            Monitor m(host.callbacks(), opts("portwatch.holdoff_ms=100"));
+            m.start();
+            bounce(host, "dev0", 1, up_state(style));
+            expect_sweeps(host, 1);
+            if (style != "rxe") {
+                vsim("port dev0 1 state=active");
+                expect_log(host, "INIT -> ACTIVE");
+            }
+            vsim("event dev0 1 lid_change");
+            vsim("event dev0 1 client_reregister");
+            vsim("event dev0 1 sm_change");
+            vsim("event dev0 1 pkey_change");
+            std::this_thread::sleep_for(milliseconds(300));  // longer than the hold-off
+            m.stop();
+            BOOST_TEST(host.sweeps() == 1, host.dump());
+            BOOST_TEST(host.marks() == 1);
+            BOOST_TEST(m.counters().transitions == 2u);
+            BOOST_TEST(host.count("ACTIVE -> DOWN (port error): link lost") == 1, host.dump());
+            BOOST_TEST(host.count("stopped: events=") == 1);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(standby_sm_does_nothing)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    host.sm_state = PW_SM_STANDBY;
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    bounce(host, "mlx5_0", 1);
+    expect_log(host, "DOWN -> INIT");
+    BOOST_TEST(host.count("SM is STANDBY [action=none]") == 2, host.dump());
+    BOOST_TEST(host.marks() == 0);
+    host.sm_state = PW_SM_MASTER;
+    bounce(host, "mlx5_0", 1);
+    expect_sweeps(host, 1);
+    m.stop();
+    BOOST_TEST(host.sweeps() == 1);
+    BOOST_TEST(m.counters().ignored == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(other_ports_never_sweep)
+{
+    add_device("mlx5_0", "mlx5", 2);
+    FakeHost host;
+    Monitor m(host.callbacks(), opts("portwatch.port=mlx5_0:1"));
+    m.start();
+    BOOST_TEST(host.count("watching mlx5_0:1 (named by portwatch.port)") == 1, host.dump());
+    vsim("port mlx5_0 2 state=down");
+    vsim("port mlx5_0 2 state=init");
+    expect_log(host, "mlx5_0:2 port error: not the watched port", 2);
+    m.stop();
+    BOOST_TEST(host.sweeps() == 0);
+    BOOST_TEST(host.marks() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(flap_storm_respects_the_holdoff_and_ends_with_a_sweep)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts("portwatch.holdoff_ms=200"));
+    m.start();
+    TimePoint begin = Clock::now();
+    for (int i = 0; i < 200; ++i) {
+        vsim("port mlx5_0 1 state=down");
+        vsim("port mlx5_0 1 state=init");
+    }
+    TimePoint end = Clock::now();
+    // The storm ended with the link up: a sweep must follow it.
+    std::this_thread::sleep_for(milliseconds(600));
+    m.stop();
+    std::vector<TimePoint> sweeps = host.sweep_times();
+    BOOST_REQUIRE(!sweeps.empty());
+    for (size_t i = 1; i < sweeps.size(); ++i)
+        BOOST_TEST(ms_between(sweeps[i - 1], sweeps[i]) >= 199.0);
+    BOOST_TEST(sweeps.size() <= static_cast<size_t>(ms_between(begin, end) / 200) + 2);
+    BOOST_TEST((sweeps.back() >= end - milliseconds(5) || sweeps.size() == 1), host.dump());
+}
+
+BOOST_AUTO_TEST_CASE(removed_device_is_reopened_and_a_changed_state_acted_on)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    vsim("remove mlx5_0");
+    expect_log(host, "verbs device mlx5_0 failed");
+    BOOST_REQUIRE(host.wait_for("no usable verbs device; retrying in"));
+    // Back after a reset, the link retrained to INIT: that is a link back.
+    vsim("add mlx5_0 node_guid=0x0002c90300001000 state=init");
+    expect_sweeps(host, 1, milliseconds(5000));
+    m.stop();
+    BOOST_TEST(host.count("opened verbs device mlx5_0") == 2);
+    BOOST_TEST(host.count("ACTIVE -> INIT (device opened): link back") == 1, host.dump());
+    BOOST_TEST(m.counters().device_failures == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(device_fatal_closes_and_reopens)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    vsim("fatal mlx5_0");
+    expect_log(host, "opened verbs device mlx5_0", 2);
+    BOOST_TEST(host.count("failed (local catastrophic error)") == 1, host.dump());
+    // Still watching after the reopen.
+    bounce(host, "mlx5_0", 1);
+    expect_sweeps(host, 1);
+}
+
+BOOST_AUTO_TEST_CASE(no_device_at_start_is_retried_not_fatal)
+{
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts("portwatch.retry_max_ms=200"));
+    BOOST_TEST(host.count("warning: no usable verbs device") == 1, host.dump());
+    m.start();
+    add_device("mlx5_0");
+    expect_log(host, "watching mlx5_0:1");
+    bounce(host, "mlx5_0", 1);
+    expect_sweeps(host, 1);
+}
+
+BOOST_AUTO_TEST_CASE(explicit_port_errors_are_configuration_errors)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    BOOST_CHECK_EXCEPTION(Monitor(host.callbacks(), opts("portwatch.port=mlx5_9:1")),
+                          std::runtime_error, [](const std::runtime_error &e) {
+                              return std::string(e.what()).find(
+                                         "no verbs device named mlx5_9 (present: mlx5_0)") !=
+                                     std::string::npos;
+                          });
+    BOOST_CHECK_EXCEPTION(Monitor(host.callbacks(), opts("portwatch.port=mlx5_0:2")),
+                          std::runtime_error, [](const std::runtime_error &e) {
+                              return std::string(e.what()).find("has 1 port(s)") !=
+                                     std::string::npos;
+                          });
+}
+
+BOOST_AUTO_TEST_CASE(unresolved_port_resolves_on_report)
+{
+    add_device("mlx5_0", "mlx5", 2);
+    FakeHost host;  // OpenSM has no port GUID yet
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    BOOST_TEST(host.count("OpenSM has not chosen its port yet") == 1, host.dump());
+    // Meanwhile any InfiniBand port counts.
+    vsim("port mlx5_0 2 state=down");
+    vsim("port mlx5_0 2 state=init");
+    expect_sweeps(host, 1);
+    host.set_guid(kNodeGuid + 1);
+    m.report(PW_REPORT_SUBNET_UP);
+    expect_log(host, "watching mlx5_0:1");
+    vsim("port mlx5_0 2 state=down");
+    vsim("port mlx5_0 2 state=init");
+    expect_log(host, "not the watched port", 2);
+    m.stop();
+    BOOST_TEST(host.sweeps() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(telemetry_after_a_triggered_sweep)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    m.report(PW_REPORT_HEAVY_SWEEP_START);  // not ours: no telemetry
+    bounce(host, "mlx5_0", 1);
+    expect_sweeps(host, 1);
+    m.report(PW_REPORT_HEAVY_SWEEP_START);
+    m.report(PW_REPORT_HEAVY_SWEEP_START);
+    m.report(PW_REPORT_HEAVY_SWEEP_DONE);
+    m.report(PW_REPORT_SUBNET_UP);
+    m.stop();
+    BOOST_TEST(host.count("telemetry: HEAVY_SWEEP_START") == 1, host.dump());
+    BOOST_TEST(host.count("telemetry: HEAVY_SWEEP_DONE") == 1);
+    BOOST_TEST(host.count("telemetry: SUBNET_UP") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(never_sweeps_once_opensm_is_exiting)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    host.exiting = true;
+    bounce(host, "mlx5_0", 1);
+    expect_log(host, "OpenSM is exiting");
+    m.stop();
+    BOOST_TEST(host.sweeps() == 0);
+    BOOST_TEST(m.counters().sweeps == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(idle_thread_never_wakes)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    std::this_thread::sleep_for(milliseconds(200));
+    long before = portwatch_thread_switches();
+    BOOST_REQUIRE(before >= 0);
+    std::this_thread::sleep_for(milliseconds(1500));
+    BOOST_TEST(portwatch_thread_switches() == before);
+}
+
+BOOST_AUTO_TEST_CASE(stop_is_prompt_with_events_pending)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    for (int i = 0; i < 3000; ++i)
+        vsim("event mlx5_0 1 lid_change");
+    TimePoint t0 = Clock::now();
+    m.stop();
+    double ms = ms_between(t0, Clock::now());
+    BOOST_TEST_MESSAGE("stop() with events pending took " << ms << " ms");
+    BOOST_TEST(ms < 100.0);  // goal: a few ms; 100 catches a regression, not noise
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(core_api, Fresh)
+
+BOOST_AUTO_TEST_CASE(bad_option_fails_create_with_one_error_line)
+{
+    FakeHost host;
+    BOOST_TEST(pw_core_create(&host.callbacks(), "x=1 portwatch.holdoff_ms=banana", "OpenSM 3.3.23") ==
+               nullptr);
+    BOOST_TEST(host.count_level(PW_LOG_ERROR) == 1, host.dump());
+    BOOST_TEST(host.count("ERROR: bad value in 'portwatch.holdoff_ms=banana'") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(create_report_destroy)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    pw_core *core = pw_core_create(&host.callbacks(), "portwatch.holdoff_ms=10", "OpenSM 3.3.23");
+    BOOST_REQUIRE(core);
+    BOOST_TEST(host.count("loaded (portwatch") == 1, host.dump());
+    BOOST_TEST(host.count("for OpenSM 3.3.23): port=auto holdoff_ms=10") == 1);
+    pw_core_report(core, PW_REPORT_SUBNET_UP);
+    pw_core_destroy(core);
+    BOOST_TEST(host.count("stopped:") == 1);
+    BOOST_TEST(host.count_level(PW_LOG_ERROR) == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

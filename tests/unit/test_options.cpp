@@ -1,0 +1,127 @@
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "options.hpp"
+
+using namespace portwatch;
+
+namespace {
+
+Options ok(const char *text)
+{
+    ParsedOptions p = parse_options(text);
+    BOOST_REQUIRE_MESSAGE(p.options, "'" << (text ? text : "(null)") << "' -> " << p.error);
+    return *p.options;
+}
+
+std::string bad(const std::string &text)
+{
+    ParsedOptions p = parse_options(text.c_str());
+    BOOST_REQUIRE_MESSAGE(!p.options, "'" << text << "' was accepted");
+    BOOST_TEST(!p.error.empty());
+    BOOST_TEST(p.error.find('\n') == std::string::npos);  // one log line
+    return p.error;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(options)
+
+BOOST_AUTO_TEST_CASE(defaults_without_options)
+{
+    for (const char *text : {static_cast<const char *>(nullptr), "", "   \t "}) {
+        Options o = ok(text);
+        BOOST_TEST((o.port.kind == PortSpec::Kind::Auto));
+        BOOST_TEST(o.holdoff.count() == 100);
+        BOOST_TEST(!o.sweep_on_loss);
+        BOOST_TEST(o.act_in.describe() == "master,discovering");
+        BOOST_TEST(o.retry_max.count() == 30000);
+    }
+    BOOST_TEST(ok(nullptr).describe() ==
+               "port=auto holdoff_ms=100 sweep_on_loss=no act_in=master,discovering "
+               "retry_max_ms=30000");
+}
+
+BOOST_AUTO_TEST_CASE(every_key)
+{
+    Options o = ok("portwatch.port=mlx5_0:1 portwatch.holdoff_ms=0 portwatch.sweep_on_loss=yes "
+                   "portwatch.act_in=master,standby portwatch.retry_max_ms=100");
+    BOOST_TEST((o.port.kind == PortSpec::Kind::DevicePort));
+    BOOST_TEST(o.port.device == "mlx5_0");
+    BOOST_TEST(o.port.port == 1u);
+    BOOST_TEST(o.holdoff.count() == 0);
+    BOOST_TEST(o.sweep_on_loss);
+    BOOST_TEST(o.act_in.contains(PW_SM_MASTER));
+    BOOST_TEST(o.act_in.contains(PW_SM_STANDBY));
+    BOOST_TEST(!o.act_in.contains(PW_SM_DISCOVERING));
+    BOOST_TEST(!o.act_in.contains(PW_SM_NOT_ACTIVE));
+    BOOST_TEST(o.retry_max.count() == 100);
+}
+
+BOOST_AUTO_TEST_CASE(port_forms)
+{
+    Options g = ok("portwatch.port=0x0002C90300A1B2C3");
+    BOOST_TEST((g.port.kind == PortSpec::Kind::Guid));
+    BOOST_TEST(g.port.guid == 0x0002c90300a1b2c3ULL);
+    BOOST_TEST(g.port.describe() == "0x0002c90300a1b2c3");
+    BOOST_TEST((ok("portwatch.port=auto").port.kind == PortSpec::Kind::Auto));
+    Options r = ok("portwatch.port=rxe0:1");
+    BOOST_TEST(r.port.describe() == "rxe0:1");
+    BOOST_TEST(ok("portwatch.port=hfi1_0:254").port.port == 254u);
+}
+
+BOOST_AUTO_TEST_CASE(other_plugins_tokens_are_ignored)
+{
+    Options o = ok("ibssa.log=3 portwatch.holdoff_ms=250 some_flag other.plugin=x,y");
+    BOOST_TEST(o.holdoff.count() == 250);
+    BOOST_TEST(ok("foo=portwatch.holdoff_ms=1").holdoff.count() == 100);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_tokens_name_the_token)
+{
+    BOOST_TEST(bad("portwatch.holdoff_ms=banana").find("portwatch.holdoff_ms=banana") !=
+               std::string::npos);
+    BOOST_TEST(bad("portwatch.bogus=1").find("unknown option 'portwatch.bogus=1'") !=
+               std::string::npos);
+    BOOST_TEST(bad("portwatch.holdoff_ms").find("has no '='") != std::string::npos);
+    BOOST_TEST(bad("portwatch.holdoff_ms=").find("empty value") != std::string::npos);
+    BOOST_TEST(bad("portwatch.holdoff_ms=60001").find("0 to 60000") != std::string::npos);
+    BOOST_TEST(bad("portwatch.holdoff_ms=-1").find("holdoff_ms=-1") != std::string::npos);
+    BOOST_TEST(bad("portwatch.holdoff_ms=1e3").find("holdoff_ms=1e3") != std::string::npos);
+    BOOST_TEST(bad("portwatch.holdoff_ms=99999999999999999999").find("0 to 60000") !=
+               std::string::npos);
+    BOOST_TEST(bad("portwatch.retry_max_ms=99").find("100 to 3600000") != std::string::npos);
+    BOOST_TEST(bad("portwatch.sweep_on_loss=maybe").find("yes or no") != std::string::npos);
+    BOOST_TEST(bad("portwatch.act_in=master,master").find("act_in") != std::string::npos);
+    BOOST_TEST(bad("portwatch.act_in=leader").find("act_in=leader") != std::string::npos);
+    BOOST_TEST(bad("portwatch.act_in=master,").find("act_in") != std::string::npos);
+    BOOST_TEST(bad("Portwatch_holdoff=5").find("not of the form") != std::string::npos);
+    for (const char *port : {"mlx5_0", "mlx5_0:0", "mlx5_0:255", ":1", "mlx5 0:1", "0x", "0x0",
+                             "0x12345678901234567", "0xg", "dev/0:1"})
+        BOOST_TEST(bad(std::string("portwatch.port=") + port).find("portwatch.port") !=
+                   std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(duplicated_key)
+{
+    std::string e = bad("portwatch.holdoff_ms=5 portwatch.holdoff_ms=6");
+    BOOST_TEST(e.find("given twice") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(hostile_input_is_bounded)
+{
+    std::string huge = "portwatch.holdoff_ms=" + std::string(1 << 20, '7');
+    std::string e = bad(huge);
+    BOOST_TEST(e.size() < 400u);  // the log line names the token but stays short
+    std::string garbage = "portwatch.port=\x01\xff\x7f";
+    e = bad(garbage);
+    BOOST_TEST(e.find("\\x01\\xff\\x7f") != std::string::npos);
+    // A megabyte of other plugins' tokens is fine.
+    std::string many;
+    for (int i = 0; i < 50000; ++i)
+        many += "x" + std::to_string(i) + "=1 ";
+    BOOST_TEST(ok(many.c_str()).holdoff.count() == 100);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
