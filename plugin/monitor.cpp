@@ -243,12 +243,14 @@ void Monitor::apply(const Decision &d, TimePoint event_time)
 {
     switch (d.action) {
     case Action::Sweep:
+        // Stamp first: the sweeper may report HEAVY_SWEEP_START before the
+        // wake-up call below has even returned.
+        telemetry_.sweep_requested(event_time);
         if (!host_.force_heavy_sweep(true)) {
             host_.log(PW_LOG_INFO, "OpenSM is exiting: sweep not requested");
             return;
         }
         ++counters_.sweeps;
-        telemetry_.sweep_requested(event_time);
         break;
     case Action::Mark:
         if (host_.force_heavy_sweep(false))

@@ -36,14 +36,14 @@ Decision Policy::on_change(Change change, pw_sm_state sm, TimePoint now)
             return {Action::None, "SM state not in portwatch.act_in"};
         return {Action::Mark, "next sweep forced heavy"};
     case Change::Progress:
-        return {Action::None, "the SM configuring its port"};
+        return {Action::None, "no trigger"};
     case Change::Attributes:
-        return {Action::None, "attributes only"};
+        return {Action::None, "no trigger"};
     case Change::Initial:
     case Change::None:
         break;
     }
-    return {Action::None, "no state change"};
+    return {Action::None, "no trigger"};
 }
 
 std::optional<TimePoint> Policy::deadline() const

@@ -2,6 +2,10 @@
 
 namespace portwatch {
 
+namespace {
+constexpr double kAttributionWindowMs = 60000.0;
+}
+
 void Telemetry::sweep_requested(TimePoint event_time)
 {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -16,6 +20,12 @@ std::optional<double> Telemetry::on_report(pw_report report, TimePoint now)
     if (!event_time_)
         return std::nullopt;
     double ms = ms_between(*event_time_, now);
+    if (ms > kAttributionWindowMs) {
+        // Our sweep never completed (the SM port went down again, say): a
+        // much later sweep is somebody else's and must not be timed as ours.
+        event_time_.reset();
+        return std::nullopt;
+    }
     switch (report) {
     case PW_REPORT_HEAVY_SWEEP_START:
         if (started_)

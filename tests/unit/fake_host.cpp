@@ -34,6 +34,8 @@ int FakeHost::sweep_cb(void *ctx, int wake)
     auto *self = static_cast<FakeHost *>(ctx);
     if (self->exiting)
         return -1;
+    if (wake && self->on_wake)
+        self->on_wake();
     std::lock_guard<std::mutex> lock(self->mutex_);
     if (wake)
         self->sweep_times_.push_back(portwatch::Clock::now());

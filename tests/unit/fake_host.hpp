@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ public:
     std::atomic<pw_sm_state> sm_state{PW_SM_MASTER};
     std::atomic<uint64_t> guid_net{0};  // OpenSM's port GUID, network order
     std::atomic<bool> exiting{false};
+    // Runs inside every woken sweep request, as OpenSM's sweeper may report
+    // HEAVY_SWEEP_START before the request call has returned. Set before start().
+    std::function<void()> on_wake;
 
     void set_guid(uint64_t host_order);
     int sweeps() const;

@@ -317,6 +317,22 @@ BOOST_AUTO_TEST_CASE(telemetry_after_a_triggered_sweep)
     BOOST_TEST(host.count("telemetry: SUBNET_UP") == 1);
 }
 
+BOOST_AUTO_TEST_CASE(telemetry_when_the_sweep_starts_before_the_request_returns)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts());
+    host.on_wake = [&m] { m.report(PW_REPORT_HEAVY_SWEEP_START); };
+    m.start();
+    bounce(host, "mlx5_0", 1);
+    expect_sweeps(host, 1);
+    m.report(PW_REPORT_SUBNET_UP);
+    m.stop();
+    BOOST_TEST(host.count("telemetry: HEAVY_SWEEP_START") == 1, host.dump());
+    BOOST_TEST(host.count("telemetry: SUBNET_UP") == 1, host.dump());
+}
+
 BOOST_AUTO_TEST_CASE(never_sweeps_once_opensm_is_exiting)
 {
     add_device("mlx5_0");

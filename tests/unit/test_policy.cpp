@@ -262,3 +262,16 @@ BOOST_AUTO_TEST_CASE(milestones_once_each_after_a_request)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(telemetry_window)
+
+BOOST_AUTO_TEST_CASE(a_sweep_long_after_the_event_is_not_ours)
+{
+    Telemetry t;
+    TimePoint t0{};
+    t.sweep_requested(t0);
+    BOOST_TEST(!t.on_report(PW_REPORT_HEAVY_SWEEP_START, t0 + milliseconds(61000)).has_value());
+    BOOST_TEST(!t.on_report(PW_REPORT_HEAVY_SWEEP_START, t0 + milliseconds(61001)).has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,835 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # PW_* variables are the API for the test scripts
+# tests/e2e/lib.sh - harness for the end-to-end tests (sourced, never run).
+#
+# Each test gets: a private work directory, a fresh ibsim on its own abstract
+# socket name, stock opensm running under umad2sim against it (optionally with
+# libportwatch.so and the verbs simulator preloaded), log polling and timing
+# helpers, infiniband-diags queries as additional ibsim clients, and a cleanup
+# that stops everything it started (by pid) whatever happens.
+#
+# Usage in a test script:
+#     set -euo pipefail
+#     . "$(dirname "$0")/lib.sh"
+#     pw_init
+#     sim_start "$PW_NET_2SW"
+#     osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0
+#     osm_start "$PW_DIR/opensm.conf"
+#     osm_wait_up
+#     ...
+#     pw_pass "summary"
+#
+# Exit status: 0 pass, 1 fail. Never 77 (skip): a missing prerequisite is a
+# failure that names the Debian package to install.
+#
+# Environment knobs:
+#     PW_KEEP=1          keep the work directory (its path is printed)
+#     PW_VERBOSE=1       echo every ibsim console command / vsimctl call
+#     PW_OSM_MAX_S       hard wall-clock limit of one opensm run (default 300)
+#     PW_SIM_MAX_S       hard wall-clock limit of one ibsim run (default 600)
+#     OPENSM, IBSIM, UMAD2SIM   override the binaries / preload library
+
+# ------------------------------------------------------------------ constants
+PW_OPENSM=${OPENSM:-/usr/sbin/opensm}
+PW_IBSIM=${IBSIM:-/usr/bin/ibsim}
+if [ -z "${UMAD2SIM:-}" ]; then
+    UMAD2SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
+    for _pw_f in /usr/lib/*/umad2sim/libumad2sim.so /usr/lib/umad2sim/libumad2sim.so; do
+        if [ -f "$_pw_f" ]; then UMAD2SIM=$_pw_f; break; fi
+    done
+    unset _pw_f
+fi
+PW_UMAD2SIM=$UMAD2SIM
+PW_NET_DIR=${PW_NET_DIR:-/usr/share/doc/ibsim-utils/net-examples}
+PW_NET_2SW=$PW_NET_DIR/net.2sw2path4hca
+
+# GUIDs ibsim 0.10 assigns in net.2sw2path4hca (see README.md).
+PW_HCA1_NODE_GUID=0x0000000000100000
+PW_HCA1_PORT1_GUID=0x0000000000100001
+
+# Regexes for opensm 3.3.23 log lines.
+PW_RE_HEAVY='INITIATING HEAVY SWEEP'     # needs log_flags bit 0x04
+PW_RE_SUBNET_UP='-> SUBNET UP'           # the timestamped line, once per sweep
+PW_RE_TS='^[A-Z][a-z][a-z] [0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9] [0-9][0-9][0-9][0-9][0-9][0-9] '
+
+PW_OSM_MAX_S=${PW_OSM_MAX_S:-300}
+PW_SIM_MAX_S=${PW_SIM_MAX_S:-600}
+
+# Long-lived children (ibsim, opensm) are started as
+#   setpriv --pdeathsig TERM -- timeout ... PROGRAM
+# directly by the test shell: if the test shell is killed outright (no trap
+# runs), the kernel sends SIGTERM to timeout, which passes it on; and timeout
+# bounds their life anyway.
+if setpriv --help 2>/dev/null | grep -q -- --pdeathsig; then
+    PW_PDEATH=(setpriv --pdeathsig TERM --)
+else
+    PW_PDEATH=()
+fi
+
+# ------------------------------------------------------------------ state
+PW_DIR=
+PW_TEST_NAME=${PW_TEST_NAME:-}
+PW_PASSED=
+PW_FAIL_MSG=
+PW_IN_FAIL=
+PW_ERR_LINE=
+PW_ERR_CMD=
+PW_T0_US=
+
+PW_SIM_NAME=
+PW_SIM_PID=
+PW_SIM_FD=
+PW_SIM_OUT=
+PW_SIM_ERR=
+
+PW_OSM_RUN=0
+PW_OSM_PID=
+PW_OSM_WRAP_PID=
+PW_OSM_DIR=
+PW_OSM_LOG=
+PW_OSM_OUT=
+PW_OSM_RC=
+PW_OSM_STOP_MS=
+
+PW_MATCH_LINE=
+PW_MATCH_TEXT=
+
+# ------------------------------------------------------------------ messages
+# Harness clock: microseconds in the same scheme as pw_log_ts_us (local
+# time), so harness instants and opensm log timestamps can be subtracted.
+# pw__now sets PW_NOW without forking; pw_now_us prints it.
+pw__now() {
+    local now=$EPOCHREALTIME s us t mo d h m sec
+    s=${now%[.,]*}; us=${now#*[.,]}
+    printf -v t '%(%m %d %H %M %S)T' "$s"
+    read -r mo d h m sec <<<"$t"
+    PW_NOW=$(( ((((10#$mo * 31 + 10#$d) * 24 + 10#$h) * 60 + 10#$m) * 60 + 10#$sec) * 1000000 + 10#$us ))
+}
+pw_now_us() {
+    pw__now
+    echo "$PW_NOW"
+}
+
+# pw_sleep SECONDS: sleep without forking (read timeout on a private FIFO
+# nobody writes to); falls back to sleep(1) before pw_init.
+pw_sleep() {
+    if [ -n "${PW_SLEEP_FD:-}" ]; then
+        read -r -t "$1" -u "$PW_SLEEP_FD" _ || true
+    else
+        sleep "$1"
+    fi
+}
+
+# Microseconds -> milliseconds with one decimal ("12.3").
+pw_fmt_ms() {
+    local us=$1 sign=
+    if [ "$us" -lt 0 ]; then sign=-; us=$(( -us )); fi
+    printf '%s%d.%d' "$sign" $(( us / 1000 )) $(( (us % 1000) / 100 ))
+}
+
+pw_log() {
+    pw__now
+    local d=$(( PW_NOW - PW_T0_US ))
+    printf '[%4d.%03ds] %s\n' $(( d / 1000000 )) $(( (d / 1000) % 1000 )) "$*"
+}
+
+# pw_s_to_us SECONDS: "1.5" -> 1500000 (pw__s_to_us sets PW_US, no fork)
+pw__s_to_us() {
+    local s=$1 i f=
+    i=${s%%.*}
+    [[ $s == *.* ]] && f=${s#*.}
+    f=${f}000000
+    PW_US=$(( 10#${i:-0} * 1000000 + 10#${f:0:6} ))
+}
+pw_s_to_us() {
+    pw__s_to_us "$1"
+    echo "$PW_US"
+}
+
+# In a subshell: close this shell's end of the ibsim console FIFO so that no
+# child process keeps it open.
+pw__close_sim_fd() {
+    if [ -n "${PW_SIM_FD:-}" ]; then exec {PW_SIM_FD}>&-; fi
+    if [ -n "${PW_SIM_RD:-}" ]; then exec {PW_SIM_RD}<&-; fi
+    if [ -n "${PW_SLEEP_FD:-}" ]; then exec {PW_SLEEP_FD}>&-; fi
+    return 0
+}
+
+# Print everything that helps to understand a failure.
+pw_diag() {
+    echo "---------------------------------------------------------------- diagnostics"
+    echo "test: $PW_TEST_NAME  work dir: ${PW_DIR:-?}"
+    if [ -n "$PW_OSM_LOG" ] && [ -f "$PW_OSM_LOG" ]; then
+        echo "--- opensm log ($PW_OSM_LOG), portwatch lines:"
+        grep -a 'portwatch' "$PW_OSM_LOG" | tail -n 40 || true
+        echo "--- opensm log, ERR lines:"
+        grep -a -E ' ERR [0-9A-F]+:' "$PW_OSM_LOG" | tail -n 20 || true
+        echo "--- opensm log, last 60 lines:"
+        tail -n 60 "$PW_OSM_LOG" || true
+    fi
+    if [ -n "$PW_OSM_OUT" ] && [ -f "$PW_OSM_OUT" ]; then
+        echo "--- opensm stdout/stderr, last 25 lines:"
+        tail -n 25 "$PW_OSM_OUT" || true
+    fi
+    if [ -n "$PW_OSM_PID" ]; then
+        if kill -0 "$PW_OSM_PID" 2>/dev/null; then
+            echo "--- opensm pid $PW_OSM_PID is running"
+        elif [ -n "$PW_OSM_WRAP_PID" ] && [ "$BASHPID" = "$$" ]; then
+            local rc=0
+            wait "$PW_OSM_WRAP_PID" 2>/dev/null || rc=$?
+            PW_OSM_WRAP_PID=
+            PW_OSM_RC=$rc
+            if [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then
+                echo "--- opensm pid $PW_OSM_PID died: exit status $rc (SIG$(kill -l $(( rc - 128 )) 2>/dev/null || echo ?))"
+            else
+                echo "--- opensm pid $PW_OSM_PID exited with status $rc"
+            fi
+        else
+            echo "--- opensm pid $PW_OSM_PID is not running${PW_OSM_RC:+ (exit status $PW_OSM_RC)}"
+        fi
+    fi
+    if [ -n "$PW_SIM_OUT" ] && [ -f "$PW_SIM_OUT" ]; then
+        echo "--- ibsim console output, last 25 lines:"
+        tail -n 25 "$PW_SIM_OUT" || true
+        echo
+    fi
+    if [ -n "$PW_SIM_ERR" ] && [ -f "$PW_SIM_ERR" ]; then
+        echo "--- ibsim stderr (parse warnings omitted), last 25 lines:"
+        grep -a -v 'parse_port_connection_data' "$PW_SIM_ERR" | tail -n 25 || true
+    fi
+    if [ -n "$PW_SIM_PID" ]; then
+        if sim_alive; then echo "--- ibsim ($PW_SIM_NAME) is running"
+        else echo "--- ibsim ($PW_SIM_NAME) is not running"; fi
+    fi
+    if declare -F pw_diag_hook >/dev/null; then pw_diag_hook || true; fi
+    echo "-----------------------------------------------------------------------------"
+}
+
+# pw_fail MESSAGE: print the message and diagnostics, exit 1.
+# Works in subshells too (command substitutions): the message is then left in
+# $PW_DIR/failed for the main shell's exit handler.
+pw_fail() {
+    PW_FAIL_MSG=$*
+    if [ "$BASHPID" != "$$" ]; then
+        if [ -n "$PW_DIR" ] && [ ! -e "$PW_DIR/failed" ]; then
+            printf '%s\n' "$*" >"$PW_DIR/failed"
+            { echo "ERROR: $*"; pw_diag; } >&2
+        fi
+        exit 1
+    fi
+    if [ -z "$PW_IN_FAIL" ]; then
+        PW_IN_FAIL=1
+        echo "ERROR: $*"
+        pw_diag
+    fi
+    exit 1
+}
+
+# pw_pass [SUMMARY]: exit 0; the final line says PASS.
+pw_pass() {
+    PW_PASSED=${1:-ok}
+    exit 0
+}
+
+# ------------------------------------------------------------------ init / cleanup
+pw__cleanup() {
+    set +e
+    if [ -n "$PW_OSM_PID" ] && kill -0 "$PW_OSM_PID" 2>/dev/null; then
+        kill -TERM "$PW_OSM_PID" 2>/dev/null
+        local i
+        for i in $(seq 60); do kill -0 "$PW_OSM_PID" 2>/dev/null || break; pw_sleep 0.05; done
+        if kill -0 "$PW_OSM_PID" 2>/dev/null; then
+            echo "cleanup: opensm pid $PW_OSM_PID ignored SIGTERM for 3 s, killing it"
+            kill -KILL "$PW_OSM_PID" 2>/dev/null
+        fi
+    fi
+    if [ -n "$PW_OSM_WRAP_PID" ]; then wait "$PW_OSM_WRAP_PID" 2>/dev/null; fi
+    if [ -n "$PW_SIM_PID" ]; then
+        sim_stop quiet
+    fi
+    if [ -n "$PW_SIM_FD" ]; then exec {PW_SIM_FD}>&-; PW_SIM_FD=; fi
+    if [ -n "${PW_SLEEP_FD:-}" ]; then exec {PW_SLEEP_FD}>&-; PW_SLEEP_FD=; fi
+    if [ -n "$PW_DIR" ] && [ -d "$PW_DIR" ]; then
+        if [ "${PW_KEEP:-0}" = 1 ]; then
+            echo "PW_KEEP=1: kept work dir $PW_DIR"
+        else
+            rm -rf "$PW_DIR"
+        fi
+    fi
+}
+
+pw__on_exit() {
+    local rc=$?
+    trap - EXIT INT TERM ERR
+    set +e
+    if [ "$rc" -ne 0 ] && [ -z "$PW_IN_FAIL" ] && [ -n "$PW_DIR" ] && [ -s "$PW_DIR/failed" ]; then
+        PW_IN_FAIL=1
+        PW_FAIL_MSG=$(cat "$PW_DIR/failed")
+    fi
+    if [ "$rc" -ne 0 ] && [ -z "$PW_IN_FAIL" ]; then
+        PW_IN_FAIL=1
+        PW_FAIL_MSG="unexpected error (exit status $rc) at line ${PW_ERR_LINE:-?}: ${PW_ERR_CMD:-?}"
+        echo "ERROR: $PW_FAIL_MSG"
+        pw_diag
+    fi
+    if [ "$rc" -eq 0 ] && [ -n "$PW_DIR" ] && [ -s "$PW_DIR/failed" ]; then
+        rc=1   # a subshell failed but the script went on: never a pass
+        PW_FAIL_MSG=$(cat "$PW_DIR/failed")
+    fi
+    pw__cleanup
+    if [ "$rc" -eq 0 ] && [ -n "$PW_PASSED" ]; then
+        echo "PASS: $PW_TEST_NAME: $PW_PASSED"
+        exit 0
+    fi
+    if [ "$rc" -eq 0 ]; then
+        PW_FAIL_MSG="test script ended without calling pw_pass"
+    fi
+    echo "FAIL: $PW_TEST_NAME: ${PW_FAIL_MSG:-failed}"
+    exit 1
+}
+
+pw__on_signal() {
+    PW_FAIL_MSG="interrupted by SIG$1"
+    PW_IN_FAIL=1
+    echo "ERROR: $PW_FAIL_MSG"
+    exit 1
+}
+
+# Fail (never skip) when a prerequisite is missing.
+pw_need_file() {   # FILE PACKAGE-HINT
+    [ -e "$1" ] || pw_fail "$1 is missing: $2"
+}
+pw_need_cmd() {    # COMMAND DEBIAN-PACKAGE
+    command -v "$1" >/dev/null 2>&1 || pw_fail "command '$1' not found: install the Debian package $2"
+}
+
+# pw_init: call once at the top of a test, after `set -euo pipefail`.
+pw_init() {
+    set -E
+    PW_TEST_NAME=${PW_TEST_NAME:-$(basename "$0" .sh)}
+    PW_T0_US=$(pw_now_us)
+    trap 'PW_ERR_LINE=$LINENO; PW_ERR_CMD=$BASH_COMMAND' ERR
+    trap pw__on_exit EXIT
+    trap 'pw__on_signal INT' INT
+    trap 'pw__on_signal TERM' TERM
+
+    # Source and build trees (make check passes both; by hand they are guessed).
+    local here
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    : "${abs_top_srcdir:=$(cd "$here/../.." && pwd)}"
+    : "${abs_top_builddir:=$abs_top_srcdir}"
+    PW_SRCDIR=$abs_top_srcdir
+    PW_BUILDDIR=$abs_top_builddir
+
+    [ "${BASH_VERSINFO[0]}" -ge 5 ] || pw_fail "bash >= 5 is needed (EPOCHREALTIME)"
+    pw_need_cmd timeout coreutils
+    pw_need_cmd mkfifo coreutils
+    pw_need_cmd awk mawk
+    pw_need_file "$PW_IBSIM" "install the Debian package ibsim-utils"
+    pw_need_file "$PW_UMAD2SIM" "install the Debian package ibsim-utils"
+    pw_need_file "$PW_NET_2SW" "install the Debian package ibsim-utils (net-examples)"
+    pw_need_file "$PW_OPENSM" "install the Debian package opensm"
+    pw_need_cmd smpquery infiniband-diags
+    pw_need_cmd ibportstate infiniband-diags
+
+    # Private work dir. Keep its path short: unix socket paths live in it.
+    local base=${TMPDIR:-/tmp}
+    [ ${#base} -le 40 ] && [ -d "$base" ] && [ -w "$base" ] || base=/tmp
+    PW_DIR=$(mktemp -d "$base/pw-e2e.XXXXXX") || pw_fail "mktemp -d failed in $base"
+    mkdir -p "$PW_DIR/diag"
+    mkfifo "$PW_DIR/sleep.fifo"
+    exec {PW_SLEEP_FD}<>"$PW_DIR/sleep.fifo"
+    pw_log "test $PW_TEST_NAME: work dir $PW_DIR"
+}
+
+# ------------------------------------------------------------------ ibsim
+# pw_pid_running PID: PID exists and is not a zombie (a child of ours that
+# exited stays a zombie until waited for, and kill -0 succeeds on zombies).
+pw_pid_running() {
+    local stat st
+    [ -n "$1" ] || return 1
+    { IFS= read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+    st=${stat##*) }
+    st=${st%% *}
+    [ "$st" != Z ] && [ "$st" != X ]
+}
+
+sim_alive() {
+    pw_pid_running "$PW_SIM_PID"
+}
+
+# Append what ibsim printed since the last call to PW_SIM_ACC (no fork).
+pw__sim_read() {
+    local chunk rc
+    while :; do
+        chunk='' rc=0
+        IFS= read -r -d '' -u "$PW_SIM_RD" chunk || rc=$?
+        PW_SIM_ACC+=$chunk
+        [ "$rc" = 0 ] || break
+    done
+}
+
+# sim_start NETFILE [IBSIM-ARGS...]: start a fresh ibsim on a unique socket
+# name; returns when its control socket is bound and the console answers.
+sim_start() {
+    local net=$1; shift
+    [ -r "$net" ] || pw_fail "ibsim net file $net not readable (Debian package ibsim-utils)"
+    [ -z "$PW_SIM_PID" ] || pw_fail "sim_start: ibsim already running"
+    PW_SIM_NAME="pw$$x$RANDOM$RANDOM"
+    PW_SIM_OUT=$PW_DIR/ibsim.out
+    PW_SIM_ERR=$PW_DIR/ibsim.err
+    rm -f "$PW_DIR/ibsim.in"
+    mkfifo "$PW_DIR/ibsim.in"
+    : >"$PW_SIM_OUT"
+    exec {PW_SIM_RD}<"$PW_SIM_OUT"
+    PW_SIM_ACC=
+    # Held open read-write by this shell: ibsim never sees EOF (it would spin
+    # at 100 % CPU) and opening/writing never blocks on a missing reader.
+    exec {PW_SIM_FD}<>"$PW_DIR/ibsim.in"
+    (
+        exec <&"$PW_SIM_FD"
+        pw__close_sim_fd
+        cd "$PW_DIR" || exit 1
+        IBSIM_SOCKNAME=$PW_SIM_NAME exec "${PW_PDEATH[@]}" \
+            timeout -k 2 "$PW_SIM_MAX_S" "$PW_IBSIM" -s "$@" "$net"
+    ) >"$PW_SIM_OUT" 2>"$PW_SIM_ERR" &
+    PW_SIM_PID=$!
+    local i
+    for i in $(seq 200); do
+        pw__sim_read
+        if [[ $PW_SIM_ACC == *'sim> '* ]] && grep -q -F "@$PW_SIM_NAME:ctl@" /proc/net/unix; then
+            break
+        fi
+        sim_alive || pw_fail "ibsim exited during start-up"
+        pw_sleep 0.05
+    done
+    grep -q -F "@$PW_SIM_NAME:ctl@" /proc/net/unix || pw_fail "ibsim not ready after 10 s"
+    pw_log "ibsim ready on $(basename "$net"), IBSIM_SOCKNAME=$PW_SIM_NAME"
+}
+
+# sim_cmd 'Unlink "Hca1"[1]' [TIMEOUT_S]: send one console command and wait
+# until ibsim has executed it (it prints a new prompt after each command).
+# Output of the command is left in PW_SIM_REPLY.
+#
+# The write is a builtin printf to the FIFO this shell holds open read-write:
+# it cannot block on open, and since every command is waited for, at most one
+# short line is ever unread in the pipe, so it cannot block on a full pipe
+# either. A dead ibsim is detected before writing and while waiting.
+sim_cmd() {
+    local cmd=$1 tmo=${2:-5} t_end
+    sim_alive || pw_fail "ibsim is not running; cannot send: $cmd"
+    pw__sim_read
+    PW_SIM_ACC=
+    printf '%s\n' "$cmd" >&"$PW_SIM_FD"
+    pw__now
+    PW_SIM_T_US=$PW_NOW
+    t_end=$(( PW_NOW + tmo * 1000000 ))
+    while :; do
+        pw__sim_read
+        [[ $PW_SIM_ACC == *'sim> '* ]] && break
+        sim_alive || pw_fail "ibsim died while executing: $cmd"
+        pw__now
+        [ "$PW_NOW" -lt "$t_end" ] || pw_fail "ibsim did not execute '$cmd' within ${tmo} s"
+        pw_sleep 0.002
+    done
+    [ "${PW_VERBOSE:-0}" = 1 ] && pw_log "ibsim> $cmd"
+    PW_SIM_REPLY=${PW_SIM_ACC//sim> /}
+    case $PW_SIM_REPLY in
+        *'not found'*|*"can't"*|*'bad '*|*'is not linked'*)
+            pw_fail "ibsim rejected '$cmd': $PW_SIM_REPLY" ;;
+    esac
+}
+
+# sim_dump_port_state NODE PORT: LinkState of NODE[PORT] as ibsim itself keeps
+# it (Down/Init/Armed/Active), from the console's Dump; uses no client slot.
+sim_dump_port_state() {
+    local node=$1 port=$2
+    sim_cmd "Dump \"$node\""
+    printf '%s\n' "$PW_SIM_REPLY" | awk -v p="[$port]" '
+        $2 == p { for (i = 3; i <= NF; i++) if ($i ~ /\//) { split($i, a, "/"); print a[1]; exit } }'
+}
+
+# sim_stop [quiet]: Quit ibsim and wait for it; kills it if needed.
+sim_stop() {
+    local quiet=${1:-} i rc
+    [ -n "$PW_SIM_PID" ] || return 0
+    if sim_alive; then
+        printf 'Quit\n' >&"$PW_SIM_FD" || true
+        for i in $(seq 60); do sim_alive || break; pw_sleep 0.05; done
+        if sim_alive; then
+            echo "ibsim did not quit within 3 s; terminating it"
+            kill -TERM "$PW_SIM_PID" 2>/dev/null || true   # timeout passes it on
+        fi
+    fi
+    rc=0
+    wait "$PW_SIM_PID" 2>/dev/null || rc=$?
+    [ -n "$quiet" ] || pw_log "ibsim stopped (rc $rc)"
+    PW_SIM_PID=
+    if [ -n "$PW_SIM_FD" ]; then exec {PW_SIM_FD}>&-; PW_SIM_FD=; fi
+    if [ -n "${PW_SIM_RD:-}" ]; then exec {PW_SIM_RD}<&-; PW_SIM_RD=; fi
+}
+
+# ------------------------------------------------------------------ diags as sim clients
+# diag_run HOST TOOL [ARGS...]: run an infiniband-diags tool as one more ibsim
+# client attached at HOST (each live client takes one of ibsim's 10 slots; a
+# clean exit frees it, a killed client leaks it).
+diag_run() {
+    local host=$1; shift
+    sim_alive || pw_fail "ibsim is not running; cannot run $1"
+    (
+        pw__close_sim_fd
+        cd "$PW_DIR/diag" || exit 1
+        exec timeout -k 1 "${PW_DIAG_TIMEOUT_S:-10}" env IBSIM_SOCKNAME="$PW_SIM_NAME" \
+            SIM_HOST="$host" LD_PRELOAD="$PW_UMAD2SIM" "$@"
+    ) </dev/null
+}
+
+# pw__port_state HOST TOOL ARGS...: run a diag that prints "LinkState:...X"
+# and set PW_PORT_STATE to X (no command substitution: a failure is reported
+# from the main shell).
+pw__port_state() {
+    local out=$PW_DIR/diag/query.out rc=0 line
+    diag_run "$@" >"$out" 2>&1 || rc=$?
+    PW_PORT_STATE=
+    while IFS= read -r line; do
+        case $line in LinkState:*) PW_PORT_STATE=${line##*.} ;; esac
+    done <"$out"
+    if [ "$rc" != 0 ] || [ -z "$PW_PORT_STATE" ]; then
+        pw_fail "$2 on $1 failed (exit $rc): $(cat "$out")"
+    fi
+}
+
+# smp_port_state HOST PORT: print the LinkState word (Down, Initialize, Armed,
+# Active) of local port PORT of node HOST, read with an SMP
+# (smpquery -D portinfo 0 PORT; DR path 0 = the node itself, so this works
+# while the link is down). Also sets PW_PORT_STATE when not in a subshell.
+smp_port_state() {
+    pw__port_state "$1" smpquery -D portinfo 0 "$2"
+    echo "$PW_PORT_STATE"
+}
+
+# ibportstate_state HOST PORT: same through ibportstate -D 0 PORT query.
+ibportstate_state() {
+    pw__port_state "$1" ibportstate -D 0 "$2" query
+    echo "$PW_PORT_STATE"
+}
+
+# wait_port_state HOST PORT STATE TIMEOUT_S: poll with smpquery (each query
+# costs 35-55 ms on an idle 2-core host); sets PW_PORT_STATE; returns 1 on timeout.
+wait_port_state() {
+    local host=$1 port=$2 want=$3 tmo=$4 t_end
+    pw__s_to_us "$tmo"; pw__now
+    t_end=$(( PW_NOW + PW_US ))
+    while :; do
+        pw__port_state "$host" smpquery -D portinfo 0 "$port"
+        [ "$PW_PORT_STATE" = "$want" ] && return 0
+        pw__now
+        [ "$PW_NOW" -lt "$t_end" ] || return 1
+        pw_sleep 0.02
+    done
+}
+
+# ------------------------------------------------------------------ opensm
+# osm_make_conf OUT.conf [key=value ...]: full default config written by
+# `opensm -c`, with harness defaults and then the given overrides applied. A
+# key absent from the template is appended. The value is everything after the
+# first '='.
+osm_make_conf() {
+    local out=$1; shift
+    local tmpl=$PW_DIR/opensm.conf.template kv
+    if [ ! -s "$tmpl" ]; then
+        mkdir -p "$PW_DIR/conf-cache" "$PW_DIR/conf-tmp"
+        ( pw__close_sim_fd; cd "$PW_DIR" && OSM_CACHE_DIR=$PW_DIR/conf-cache OSM_TMP_DIR=$PW_DIR/conf-tmp \
+            exec timeout 20 "$PW_OPENSM" -c "$tmpl" -f "$PW_DIR/opensm-c.log" ) \
+            </dev/null >"$PW_DIR/opensm-c.out" 2>&1 \
+            || pw_fail "opensm -c failed: $(tail -n 5 "$PW_DIR/opensm-c.out")"
+        [ -s "$tmpl" ] || pw_fail "opensm -c wrote no config template"
+    fi
+    : >"$out.overrides"
+    for kv in log_flags=0x07 force_log_flush=TRUE console=off daemon=FALSE \
+              "dump_files_dir=$PW_DIR" "$@"; do
+        case $kv in
+            *=*) printf '%s\t%s\n' "${kv%%=*}" "${kv#*=}" >>"$out.overrides" ;;
+            *) pw_fail "osm_make_conf: '$kv' is not key=value" ;;
+        esac
+    done
+    awk -F '\t' '
+        FNR == NR { val[$1] = $2; if (!($1 in seen)) { order[++n] = $1; seen[$1] = 1 } next }
+        {
+            split($0, w, /[ \t]+/)
+            if (substr($0, 1, 1) != "#" && (w[1] in val)) { print w[1] " " val[w[1]]; done[w[1]] = 1; next }
+            print
+        }
+        END { for (i = 1; i <= n; i++) if (!(order[i] in done)) print order[i] " " val[order[i]] }
+    ' "$out.overrides" "$tmpl" >"$out"
+    rm -f "$out.overrides"
+}
+
+# osm_start CONF [NAME=value ...] [-- OPENSM-ARGS...]
+# Starts /usr/sbin/opensm on the current ibsim, attached at $PW_OSM_HOST
+# (default Hca1), in a private run dir (its cwd, OSM_CACHE_DIR, OSM_TMP_DIR,
+# log). NAME=value pairs are added to its environment; LD_PRELOAD=x is
+# appended after umad2sim. Sets PW_OSM_PID, PW_OSM_LOG, PW_OSM_DIR.
+osm_start() {
+    local conf=$1; shift
+    local preload=$PW_UMAD2SIM
+    local -a envs=() args=()
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --) shift; args=("$@"); break ;;
+            LD_PRELOAD=*) preload="$preload:${1#LD_PRELOAD=}" ;;
+            [A-Za-z_]*=*) envs+=("$1") ;;
+            *) pw_fail "osm_start: unexpected argument '$1'" ;;
+        esac
+        shift
+    done
+    [ -f "$conf" ] || pw_fail "osm_start: no config file $conf"
+    sim_alive || pw_fail "osm_start: ibsim is not running"
+    if [ -n "$PW_OSM_PID" ] && kill -0 "$PW_OSM_PID" 2>/dev/null; then
+        pw_fail "osm_start: opensm already running"
+    fi
+    PW_OSM_RUN=$(( PW_OSM_RUN + 1 ))
+    PW_OSM_DIR=$PW_DIR/osm$PW_OSM_RUN
+    mkdir -p "$PW_OSM_DIR/cache" "$PW_OSM_DIR/tmp"
+    PW_OSM_LOG=$PW_OSM_DIR/opensm.log
+    PW_OSM_OUT=$PW_OSM_DIR/opensm.out
+    PW_OSM_RC=
+    rm -f "$PW_OSM_DIR/opensm.pid"
+    (
+        pw__close_sim_fd
+        cd "$PW_OSM_DIR" || exit 1
+        # shellcheck disable=SC2016  # expanded by the inner bash
+        exec "${PW_PDEATH[@]}" timeout -k 3 "$PW_OSM_MAX_S" bash -c 'echo $$ >"$1"; shift; exec "$@"' _ \
+            "$PW_OSM_DIR/opensm.pid" \
+            env IBSIM_SOCKNAME="$PW_SIM_NAME" SIM_HOST="${PW_OSM_HOST:-Hca1}" \
+                LD_PRELOAD="$preload" OSM_CACHE_DIR="$PW_OSM_DIR/cache" \
+                OSM_TMP_DIR="$PW_OSM_DIR/tmp" "${envs[@]}" \
+            "$PW_OPENSM" -F "$conf" -f "$PW_OSM_LOG" -e "${args[@]}"
+    ) </dev/null >"$PW_OSM_OUT" 2>&1 &
+    PW_OSM_WRAP_PID=$!
+    local i
+    for i in $(seq 200); do
+        [ -s "$PW_OSM_DIR/opensm.pid" ] && break
+        pw_pid_running "$PW_OSM_WRAP_PID" || break
+        pw_sleep 0.005
+    done
+    [ -s "$PW_OSM_DIR/opensm.pid" ] || pw_fail "opensm did not start"
+    PW_OSM_PID=$(cat "$PW_OSM_DIR/opensm.pid")
+    PW_OSM_START_US=$(pw_now_us)
+    pw_log "opensm started (pid $PW_OSM_PID, run $PW_OSM_RUN${envs[*]:+, env: ${envs[*]}}, LD_PRELOAD=$preload)"
+}
+
+osm_alive() {
+    pw_pid_running "$PW_OSM_PID"
+}
+
+# osm_wait_up [TIMEOUT_S]: wait for the first SUBNET UP of this run.
+osm_wait_up() {
+    wait_log "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" "${1:-10}"
+    pw_log "SUBNET UP $(pw_fmt_ms $(( $(log_line_us "$PW_OSM_LOG" "$PW_MATCH_LINE") - PW_OSM_START_US ))) ms after opensm was started"
+}
+
+# osm_stop [BOUND_S]: SIGTERM opensm and require it to exit within BOUND_S
+# (default 5). Sets PW_OSM_RC (its exit status) and PW_OSM_STOP_MS.
+osm_stop() {
+    local bound=${1:-5} t0 t1 rc=0
+    [ -n "$PW_OSM_PID" ] || pw_fail "osm_stop: opensm was not started"
+    osm_alive || pw_fail "osm_stop: opensm is no longer running (it exited on its own)"
+    pw__now; t0=$PW_NOW
+    kill -TERM "$PW_OSM_PID"
+    while osm_alive; do
+        pw__now
+        [ $(( PW_NOW - t0 )) -lt $(( bound * 1000000 )) ] \
+            || pw_fail "opensm did not exit within ${bound} s of SIGTERM"
+        pw_sleep 0.002
+    done
+    pw__now; t1=$PW_NOW
+    wait "$PW_OSM_WRAP_PID" || rc=$?
+    PW_OSM_WRAP_PID=
+    PW_OSM_RC=$rc
+    PW_OSM_STOP_MS=$(pw_fmt_ms $(( t1 - t0 )))
+    pw_log "opensm exited with status $rc, ${PW_OSM_STOP_MS} ms after SIGTERM"
+    case $rc in
+        124|137) pw_fail "opensm was killed by the harness time limit (status $rc)" ;;
+    esac
+}
+
+# osm_stop_clean [BOUND_S]: osm_stop and require exit status 0.
+osm_stop_clean() {
+    osm_stop "${1:-5}"
+    [ "$PW_OSM_RC" = 0 ] || pw_fail "opensm exit status $PW_OSM_RC after SIGTERM (expected 0)"
+}
+
+# ------------------------------------------------------------------ logs
+# log_lines FILE: current number of lines (use as a mark for *_after calls).
+log_lines() {
+    local n
+    n=$(wc -l <"$1" 2>/dev/null) || n=0
+    echo "${n:-0}"
+}
+
+# count_log FILE REGEX [AFTER_LINE [UPTO_LINE]]: matching lines (ERE).
+count_log() {
+    local f=$1 re=$2 after=${3:-0} upto=${4:-}
+    [ -f "$f" ] || { echo 0; return 0; }
+    awk -v a="$after" -v u="$upto" -v re="$re" '
+        NR > a && (u == "" || NR <= u + 0) && $0 ~ re { n++ }
+        END { print n + 0 }' "$f"
+}
+
+# grep_log FILE REGEX [AFTER_LINE]: print "LINENO:text" of matching lines.
+grep_log() {
+    local f=$1 re=$2 after=${3:-0}
+    [ -f "$f" ] || return 0
+    awk -v a="$after" -v re="$re" 'NR > a && $0 ~ re { print NR ":" $0 }' "$f"
+}
+
+# wait_log FILE REGEX TIMEOUT_S [AFTER_LINE]: poll FILE until a line after
+# AFTER_LINE matches REGEX (ERE). Sets PW_MATCH_LINE / PW_MATCH_TEXT. On
+# timeout (or opensm gone) fails the test with the tail of the log.
+wait_log() {
+    wait_log_soft "$@" && return 0
+    local f=$1 re=$2 tmo=$3
+    echo "---- last 30 lines of $f:"
+    tail -n 30 "$f" 2>/dev/null || true
+    if [ "$PW_WAIT_WHY" = died ]; then
+        pw_fail "opensm exited while waiting for /$re/ in $(basename "$f")"
+    fi
+    pw_fail "timed out after ${tmo} s waiting for /$re/ in $(basename "$f")${4:+ (after line $4)}"
+}
+
+# wait_log_soft: like wait_log but returns 1 instead of failing.
+wait_log_soft() {
+    local f=$1 re=$2 tmo=$3 after=${4:-0} t_end hit alive
+    pw__s_to_us "$tmo"; pw__now
+    t_end=$(( PW_NOW + PW_US ))
+    PW_WAIT_WHY=
+    while :; do
+        alive=1
+        if [ "$f" = "$PW_OSM_LOG" ] && ! osm_alive; then alive=0; fi
+        hit=$(awk -v a="$after" -v re="$re" 'NR > a && $0 ~ re { print NR ":" $0; exit }' "$f" 2>/dev/null) || hit=
+        if [ -n "$hit" ]; then
+            PW_MATCH_LINE=${hit%%:*}
+            PW_MATCH_TEXT=${hit#*:}
+            return 0
+        fi
+        if [ "$alive" = 0 ]; then PW_WAIT_WHY=died; return 1; fi
+        pw__now
+        if [ "$PW_NOW" -ge "$t_end" ]; then PW_WAIT_WHY=timeout; return 1; fi
+        pw_sleep 0.01
+    done
+}
+
+# ------------------------------------------------------------------ timing
+# pw_log_ts_us 'Dec 02 17:40:01 123456': opensm log timestamp -> microseconds
+# in the harness scheme ((month*31+day) days + time of day, local time). Good
+# for differences within a run; not across a new year.
+pw_log_ts_us() {
+    echo "$1" | awk '{ print pw_us($0) }
+        function pw_us(s,   f, mo) {
+            split(s, f, /[ :]+/)
+            mo = (index("JanFebMarAprMayJunJulAugSepOctNovDec", f[1]) + 2) / 3
+            return sprintf("%.0f", ((((mo * 31 + f[2]) * 24 + f[3]) * 60 + f[4]) * 60 + f[5]) * 1000000 + f[6])
+        }'
+}
+
+# log_line_us FILE LINENO: timestamp (us) of line LINENO, or of the nearest
+# timestamped line before it (opensm banners such as INITIATING HEAVY SWEEP
+# are continuation lines of a timestamped message).
+log_line_us() {
+    awk -v n="$2" -v tsre="$PW_RE_TS" '
+        function pw_us(s,   f, mo) {
+            split(s, f, /[ :]+/)
+            mo = (index("JanFebMarAprMayJunJulAugSepOctNovDec", f[1]) + 2) / 3
+            return sprintf("%.0f", ((((mo * 31 + f[2]) * 24 + f[3]) * 60 + f[4]) * 60 + f[5]) * 1000000 + f[6])
+        }
+        $0 ~ tsre { ts = substr($0, 1, 22) }
+        NR == n { if (ts == "") exit 1; print pw_us(ts); found = 1; exit }
+        END { if (!found) exit 1 }' "$1" \
+        || pw_fail "no timestamp for line $2 of $1"
+}
+
+# log_ms_between FILE LINE_A LINE_B: milliseconds (one decimal) from A to B.
+log_ms_between() {
+    pw_fmt_ms $(( $(log_line_us "$1" "$3") - $(log_line_us "$1" "$2") ))
+}
+
+# pw_stats LABEL VALUE_US...: "LABEL: n=N min=.. median=.. max=.. ms"
+pw_stats() {
+    local label=$1; shift
+    if [ $# -eq 0 ]; then echo "$label: no samples"; return 0; fi
+    local -a s
+    mapfile -t s < <(printf '%s\n' "$@" | sort -n)
+    local n=${#s[@]}
+    local med
+    if (( n % 2 )); then med=${s[n/2]}; else med=$(( (s[n/2-1] + s[n/2]) / 2 )); fi
+    echo "$label: n=$n min=$(pw_fmt_ms "${s[0]}") median=$(pw_fmt_ms "$med") max=$(pw_fmt_ms "${s[n-1]}") ms"
+}
+
+# ------------------------------------------------------------------ plugin + verbs simulator
+# pw_require_plugin: libportwatch.so, libvsim.so and vsimctl must be built.
+pw_require_plugin() {
+    PW_PLUGIN_DIR=$PW_BUILDDIR/plugin/.libs
+    PW_VSIM_LIB=$PW_BUILDDIR/tests/verbs_sim/.libs/libvsim.so
+    PW_VSIMCTL=$PW_BUILDDIR/tests/verbs_sim/vsimctl
+    pw_need_file "$PW_PLUGIN_DIR/libportwatch.so" "build the plugin first (make check builds it)"
+    pw_need_file "$PW_VSIM_LIB" "build the verbs simulator first (make check builds it)"
+    pw_need_file "$PW_VSIMCTL" "build the verbs simulator first (make check builds it)"
+}
+
+# vsim_setup STYLE [NAME]: write a VSIM_CONFIG describing the SM's HCA (Hca1:
+# node and port 1 GUIDs) as a device of driver STYLE (mlx5, mlx4, rxe), port 1
+# ACTIVE. Sets PW_VSIM_DEV, PW_VSIM_CONFIG, PW_VSIM_SOCKET.
+vsim_setup() {
+    local style=$1 name=${2:-}
+    if [ -z "$name" ]; then
+        case $style in
+            mlx5) name=mlx5_0 ;;
+            mlx4) name=mlx4_0 ;;
+            rxe) name=rxe0 ;;
+            *) pw_fail "vsim_setup: unknown driver style '$style'" ;;
+        esac
+    fi
+    PW_VSIM_DEV=$name
+    PW_VSIM_STYLE=$style
+    PW_VSIM_CONFIG=$PW_DIR/vsim-$name.conf
+    PW_VSIM_SOCKET=$PW_DIR/vsim-$name.sock
+    rm -f "$PW_VSIM_SOCKET"
+    cat >"$PW_VSIM_CONFIG" <<EOF
+add $name node_guid=$PW_HCA1_NODE_GUID style=$style state=active
+port $name 1 guid=$PW_HCA1_PORT1_GUID quiet
+EOF
+}
+
+# vsimctl ARGS...: run the simulator's control CLI on this test's socket;
+# fails the test unless it answers "ok". Reply in PW_VSIM_REPLY; the harness
+# time just before the call in PW_VSIM_T_US.
+vsimctl() {
+    local rc=0
+    pw__now; PW_VSIM_T_US=$PW_NOW
+    PW_VSIM_REPLY=$(pw__close_sim_fd; timeout 10 "$PW_VSIMCTL" -s "$PW_VSIM_SOCKET" "$@" 2>&1 </dev/null) || rc=$?
+    [ "${PW_VERBOSE:-0}" = 1 ] && pw_log "vsimctl $* -> $PW_VSIM_REPLY"
+    [ "$rc" = 0 ] || pw_fail "vsimctl $* failed (exit $rc): $PW_VSIM_REPLY"
+    case $PW_VSIM_REPLY in
+        ok*|*$'\n'ok*) ;;
+        *) pw_fail "vsimctl $* did not answer ok: $PW_VSIM_REPLY" ;;
+    esac
+}
+
+# osm_start_plugin CONF [NAME=value ...]: opensm with libportwatch.so found
+# through LD_LIBRARY_PATH and the verbs simulator preloaded after umad2sim.
+osm_start_plugin() {
+    local conf=$1; shift
+    osm_start "$conf" \
+        LD_PRELOAD="$PW_VSIM_LIB" \
+        LD_LIBRARY_PATH="$PW_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        VSIM_CONFIG="$PW_VSIM_CONFIG" VSIM_SOCKET="$PW_VSIM_SOCKET" "$@"
+}
+
+pw_diag_hook() {
+    if [ -n "${PW_VSIM_CONFIG:-}" ] && [ -f "$PW_VSIM_CONFIG" ]; then
+        echo "--- verbs simulator config ($PW_VSIM_CONFIG):"
+        cat "$PW_VSIM_CONFIG"
+        echo "--- last vsimctl reply: ${PW_VSIM_REPLY:-}"
+    fi
+}

@@ -1,0 +1,17 @@
+# End-to-end tests: ibsim + stock opensm + libportwatch.so + the verbs simulator.
+# Each script makes its own work dir, ibsim socket name and simulator socket,
+# so they may run in parallel (make -j check). See tests/e2e/README.md.
+# The long bounce tests come first so that make -j starts them early.
+e2e_tests = \
+	tests/e2e/test_bounce_mlx5.sh \
+	tests/e2e/test_bounce_mlx4.sh \
+	tests/e2e/test_bounce_rxe.sh \
+	tests/e2e/test_bounce_sweep_on_loss.sh \
+	tests/e2e/test_sigterm.sh \
+	tests/e2e/test_bad_option.sh \
+	tests/e2e/test_stock_baseline.sh
+TESTS += $(e2e_tests)
+EXTRA_DIST += $(e2e_tests) \
+	tests/e2e/lib.sh \
+	tests/e2e/test_bounce.sh \
+	tests/e2e/README.md
