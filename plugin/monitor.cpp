@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -135,11 +136,15 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<s
 void Monitor::rescan(TimePoint now)
 {
     std::optional<PortKey> before = devices_.watched();
-    for (const std::string &name : devices_.scan(now))
+    std::vector<std::string> opened = devices_.scan(now);
+    for (const std::string &name : opened)
         sync_ports(name, now);
-    if (devices_.watched() != before && devices_.watched() && devices_.find(devices_.watched()->device))
-        sync_ports(devices_.watched()->device, now);
-    unresolved_ = !devices_.watched();
+    // The port may now resolve to a device that was already open.
+    const std::optional<PortKey> &after = devices_.watched();
+    if (after && after != before && devices_.find(after->device) &&
+        std::find(opened.begin(), opened.end(), after->device) == opened.end())
+        sync_ports(after->device, now);
+    unresolved_ = !after;
 }
 
 void Monitor::drain_device(const std::string &name, TimePoint now)
