@@ -233,9 +233,10 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, Ti
         if (d.action == Action::None)
             ++counters_.ignored;
     }
+    // Repeats (rxe's second PORT_ACTIVE, mlx5's PORT_ERR read back twice)
+    // stay visible at VERBOSE: an admin checking "no second sweep" sees why.
     pw_log_level level = link_change || t.change == Change::Progress ? PW_LOG_INFO
-                         : t.change == Change::Attributes            ? PW_LOG_VERBOSE
-                                                                     : PW_LOG_DEBUG;
+                                                                     : PW_LOG_VERBOSE;
     host_.log(level, "%s %s -> %s (%s): %s, %s%s%s [action=%s]", key.str().c_str(),
               link_state_name(t.from->state), link_state_name(t.to.state), cause,
               change_name(t.change), d.reason, d.action == Action::None && link_change ? "; SM is " : "",
