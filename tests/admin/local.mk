@@ -1,0 +1,3 @@
+# portwatch-conf, the opensm.conf helper, on copies of real opensm.conf files.
+TESTS += tests/admin/test_portwatch_conf.sh
+EXTRA_DIST += tests/admin/test_portwatch_conf.sh
