@@ -472,6 +472,7 @@ scen_finish_case() {
         [ -n "$SCEN_US_UP" ] || recovered="no: $SCEN_CHECK after $SCEN_STOCK_WAIT_S s"
     fi
     scen_count_sweeps "$SCEN_MARK_LOSS" "$mark_end"
+    if declare -F scen_note_hook >/dev/null; then note="${note:+$note; }$(scen_note_hook)"; fi
     scen_row "$scen" "$case" "$SCEN_N_HEAVY" "$SCEN_N_PW" "$recovered" "$note"
     if [ "$SCEN_MODE" = plugin ]; then
         n_loss=$(count_log "$PW_OSM_LOG" "$SCEN_RE_SWEEP" "$SCEN_MARK_LOSS" "$SCEN_MARK_BACK")
@@ -513,4 +514,58 @@ scen_finish() {
         pw_fail "${#SCEN_FAILS[@]} plugin check(s) failed: $(printf '%s; ' "${SCEN_FAILS[@]}")"
     fi
     pw_pass "${1:-${#SCEN_ROWS[@]} cases}"
+}
+
+# ------------------------------------------------------------------ several SMs
+# One opensm at a time is "current" (the PW_OSM_* and PW_VSIM_* variables of
+# tests/e2e/lib.sh); scen_slot_save NAME / scen_slot_use NAME switch between
+# several. pw_cleanup_hook stops the saved ones that are not current.
+SCEN_SLOT_VARS=(PW_OSM_PID PW_OSM_WRAP_PID PW_OSM_DIR PW_OSM_LOG PW_OSM_OUT PW_OSM_RC
+    PW_OSM_START_US PW_OSM_STOP_MS PW_OSM_HOST PW_VSIM_DEV PW_VSIM_STYLE PW_VSIM_CONFIG
+    PW_VSIM_SOCKET SCEN_SM_HOST SCEN_AT_SWITCH SCEN_AT_PORT)
+declare -A SCEN_SLOTS=()
+scen_slot_save() {
+    local v
+    for v in "${SCEN_SLOT_VARS[@]}"; do SCEN_SLOTS[$1.$v]=${!v:-}; done
+    SCEN_SLOTS[$1]=1
+}
+scen_slot_use() {
+    local v
+    [ -n "${SCEN_SLOTS[$1]:-}" ] || pw_fail "no opensm slot '$1'"
+    for v in "${SCEN_SLOT_VARS[@]}"; do printf -v "$v" '%s' "${SCEN_SLOTS[$1.$v]}"; done
+    SCEN_SLOT=$1
+}
+# scen_slot_clear: forget the current opensm (it keeps running in its slot).
+scen_slot_clear() {
+    PW_OSM_PID= PW_OSM_WRAP_PID= PW_OSM_LOG= PW_OSM_OUT= PW_OSM_DIR= SCEN_SLOT=
+}
+pw_cleanup_hook() {
+    local k pid wrap i
+    for k in "${!SCEN_SLOTS[@]}"; do
+        [[ $k == *.PW_OSM_PID ]] || continue
+        pid=${SCEN_SLOTS[$k]}
+        wrap=${SCEN_SLOTS[${k%.PW_OSM_PID}.PW_OSM_WRAP_PID]}
+        [ -n "$pid" ] && [ "$pid" != "${PW_OSM_PID:-}" ] || continue
+        if pw_pid_running "$pid"; then
+            kill -TERM "$pid" 2>/dev/null
+            for i in $(seq 60); do pw_pid_running "$pid" || break; pw_sleep 0.05; done
+            pw_pid_running "$pid" && kill -KILL "$pid" 2>/dev/null
+        fi
+        [ -z "$wrap" ] || wait "$wrap" 2>/dev/null
+    done
+    return 0
+}
+
+# scen_vsim_setup_host STYLE TAG NODE_GUID PORT1_GUID: like vsim_setup, for
+# the HCA of another host (its own config and socket, tagged TAG).
+scen_vsim_setup_host() {
+    local style=$1 tag=$2 node=$3 port=$4
+    vsim_setup "$style"
+    PW_VSIM_CONFIG=$PW_DIR/vsim-$tag-$PW_VSIM_DEV.conf
+    PW_VSIM_SOCKET=$PW_DIR/vsim-$tag-$PW_VSIM_DEV.sock
+    rm -f "$PW_VSIM_SOCKET"
+    cat >"$PW_VSIM_CONFIG" <<EOC
+add $PW_VSIM_DEV node_guid=$node style=$style state=active
+port $PW_VSIM_DEV 1 guid=$port quiet
+EOC
 }
