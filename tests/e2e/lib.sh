@@ -234,6 +234,9 @@ pw_pass() {
 # ------------------------------------------------------------------ init / cleanup
 pw__cleanup() {
     set +e
+    # A sourcing library may stop what it started on top of the harness
+    # (e.g. further opensm instances) before the harness stops its own.
+    if declare -F pw_cleanup_hook >/dev/null; then pw_cleanup_hook; fi
     if [ -n "$PW_OSM_PID" ] && kill -0 "$PW_OSM_PID" 2>/dev/null; then
         kill -TERM "$PW_OSM_PID" 2>/dev/null
         local i

@@ -1,0 +1,62 @@
+# shellcheck shell=bash
+# scripts/lib.sh - sourced by scripts/check, scripts/demo and scripts/scenarios.
+#
+# pw_ensure_packages NAME: the Debian packages listed in scripts/packages
+# that are not installed are installed when running as root; otherwise NAME
+# prints the apt-get line to run and the function returns 1.
+pw_ensure_packages() {
+    local name=$1 list pkg
+    list=$(dirname "${BASH_SOURCE[0]}")/packages
+    local -a missing=()
+    while read -r pkg; do
+        case "$pkg" in ''|'#'*) continue ;; esac
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+            missing+=("$pkg")
+        fi
+    done <"$list"
+    [ ${#missing[@]} -gt 0 ] || return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "$name: missing Debian packages; install them with:" >&2
+        echo "  sudo apt-get install -y ${missing[*]}" >&2
+        return 1
+    fi
+    echo "$name: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# pw_build_if_needed TOP BUILD NAME: make sure BUILD holds libportwatch.so
+# and the check-only verbs simulator (libvsim.so, vsimctl), newer than their
+# sources; otherwise autoreconf (if there is no configure), configure (if
+# there is no Makefile), make, and make the simulator targets. The output
+# goes to a log file that is shown only on failure.
+pw_build_if_needed() {
+    local top=$1 build=$2 name=$3 f stale= log
+    for f in plugin/.libs/libportwatch.so tests/verbs_sim/.libs/libvsim.so tests/verbs_sim/vsimctl; do
+        if [ ! -e "$build/$f" ] || [ -n "$(find "$top/plugin" "$top/include" "$top/tests/verbs_sim" \
+            -newer "$build/$f" \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) \
+            -print -quit)" ]; then
+            stale=1
+        fi
+    done
+    [ -n "$stale" ] || return 0
+    echo "$name: building portwatch (autoreconf, configure, make; about a minute) ..."
+    log=$(mktemp "${TMPDIR:-/tmp}/portwatch-build.XXXXXX")
+    if ! (
+        set -e
+        cd "$build"
+        jobs=$(nproc 2>/dev/null || echo 2)
+        if [ ! -f Makefile ]; then
+            [ -x "$top/configure" ] || (cd "$top" && autoreconf -fi)
+            "$top/configure"
+        fi
+        make -j"$jobs"
+        make -j"$jobs" tests/verbs_sim/libvsim.la tests/verbs_sim/vsimctl
+    ) >"$log" 2>&1; then
+        echo "$name: build failed; the last lines of $log:" >&2
+        tail -n 25 "$log" >&2
+        return 1
+    fi
+    rm -f "$log"
+}
