@@ -18,6 +18,9 @@
 #                   bounce, so that bounces fall at random points of opensm's
 #                   sweep timer (default 0)
 #   BENCH_WATCH_US  smp_watch polling interval (default 2000)
+#   BENCH_LOG_FLAGS opensm log_flags (default 0x07: bit 0x04 logs INITIATING
+#                   HEAVY SWEEP; at opensm's default 0x03 only the plugin's
+#                   telemetry line marks the start of its sweep)
 #
 # Writes to OUTDIR: meta (key=value), bounces.tsv (bounce, link-down and
 # link-back instants in epoch microseconds, "active" or "timeout"),
@@ -46,6 +49,7 @@ DOWN_MS=${BENCH_DOWN_MS:-150}
 PHASE=${BENCH_PHASE:-0}
 WATCH_US=${BENCH_WATCH_US:-2000}
 SETTLE_S=${BENCH_SETTLE_S:-0.15}
+LOG_FLAGS=${BENCH_LOG_FLAGS:-0x07}
 WATCH=$abs_top_builddir/bench/smp_watch
 pw_need_file "$WATCH" "run make bench (it builds bench/smp_watch)"
 
@@ -59,7 +63,7 @@ port_guid=0x$(printf '%s\n' "$PW_SIM_REPLY" | awk '$2 == "[1]" { print $1; exit 
 
 conf=$PW_DIR/opensm.conf
 # force_log_flush FALSE (opensm's default): the log is read after opensm exits.
-common=(sweep_interval="$SWEEP" force_log_flush=FALSE)
+common=(sweep_interval="$SWEEP" force_log_flush=FALSE log_flags="$LOG_FLAGS")
 DEVS=()
 if [ "$MODE" = portwatch ]; then
     pw_require_plugin
@@ -160,7 +164,7 @@ vsim_all() {
     echo "mode=$MODE"; echo "sweep_interval=$SWEEP"; echo "bounces=$BOUNCES"
     echo "net=$(basename "$NET")"; echo "devices=$DEVICES"; echo "ports=$PORTS"
     echo "down_ms=$DOWN_MS"; echo "timeout_s=$TIMEOUT_S"; echo "watch_us=$WATCH_US"
-    echo "phase=$PHASE"
+    echo "phase=$PHASE"; echo "log_flags=$LOG_FLAGS"
 } >"$OUT/meta"
 printf 'bounce\tt_down_us\tt_back_us\tt_injected_us\tresult\n' >"$OUT/bounces.tsv"
 RANDOM=$(( $$ % 32768 ))

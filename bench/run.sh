@@ -4,11 +4,12 @@
 # never fails on a timing.
 #
 # Phases, each run to completion before the next:
-#   A  side by side, in parallel: stock opensm at sweep_interval 10 (several
-#      independent ibsim+opensm pairs, each bounce at a random point of the
-#      sweep timer), stock at sweep_interval 0, portwatch at sweep_interval 0
-#      (100 bounces), and the idle cost (60 s, opensm with and without the
-#      plugin);
+#   A  reaction time, stock against portwatch: A1 in parallel: stock opensm
+#      at sweep_interval 10 (several independent ibsim+opensm pairs, each
+#      bounce at a random point of the sweep timer), stock at sweep_interval
+#      0, and the idle cost (60 s, opensm with and without the plugin); then
+#      A2 alone: portwatch at sweep_interval 0 (100 bounces, and 50 more at
+#      opensm's default log_flags);
 #   B  in-process (the core, the verbs simulator, a recording host): event ->
 #      sweep request latency and the poll() wake-up floor, flap storm,
 #      destroy with events pending, per-event cost with 1/4/16 devices;
@@ -17,7 +18,8 @@
 # Raw data go to bench/results/ in the build tree (BENCH_RESULTS overrides).
 #
 # Knobs (environment), for quick trial runs; the defaults are what
-# docs/BENCHMARKS.md reports: BENCH_PW_BOUNCES (100), BENCH_STOCK_PAIRS (12),
+# docs/BENCHMARKS.md reports: BENCH_PW_BOUNCES (100), BENCH_PW03_BOUNCES (50),
+# BENCH_STOCK_PAIRS (12),
 # BENCH_STOCK_BOUNCES (9 per pair), BENCH_IDLE_S (60), BENCH_EVENTS (10000),
 # BENCH_CYCLES (1000), BENCH_SCALE_BOUNCES (30), BENCH_FABRIC_BOUNCES (20),
 # BENCH_NO_DOC=1 (leave docs/ alone).
@@ -28,6 +30,7 @@ SRC=$abs_top_srcdir
 BUILD=$abs_top_builddir
 R=${BENCH_RESULTS:-$BUILD/bench/results}
 PW_BOUNCES=${BENCH_PW_BOUNCES:-100}
+PW03_BOUNCES=${BENCH_PW03_BOUNCES:-50}
 STOCK_PAIRS=${BENCH_STOCK_PAIRS:-12}
 STOCK_BOUNCES=${BENCH_STOCK_BOUNCES:-9}
 IDLE_S=${BENCH_IDLE_S:-60}
@@ -94,20 +97,25 @@ run() {   # run NAME COMMAND...: in the foreground
 
 BOUNCE=$SRC/bench/bounce.sh
 # ------------------------------------------------------------------ phase A
-say "phase A: reaction time (stock x$STOCK_PAIRS pairs at sweep_interval 10, stock at 0, portwatch) and idle cost (${IDLE_S} s), in parallel"
+say "phase A1: stock reaction time (x$STOCK_PAIRS pairs at sweep_interval 10, one at 0) and idle cost (${IDLE_S} s), in parallel"
 for i in $(seq -w 1 "$STOCK_PAIRS"); do
     job "stock10-$i" env BENCH_MODE=stock BENCH_SWEEP=10 BENCH_BOUNCES="$STOCK_BOUNCES" \
         BENCH_PHASE=1 BENCH_TIMEOUT_S=25 BENCH_WATCH_US=20000 bash "$BOUNCE" "$R/reaction/stock10-$i"
 done
 job stock0 env BENCH_MODE=stock BENCH_SWEEP=0 BENCH_BOUNCES=3 BENCH_TIMEOUT_S=10 \
     BENCH_WATCH_US=20000 bash "$BOUNCE" "$R/reaction/stock0"
-job portwatch env BENCH_MODE=portwatch BENCH_SWEEP=0 BENCH_BOUNCES="$PW_BOUNCES" \
-    BENCH_TIMEOUT_S=5 bash "$BOUNCE" "$R/reaction/portwatch"
 for v in stock vsim plugin plugin-real; do
     job "idle-$v" bash "$SRC/bench/idle.sh" "$R/idle/$v" "$v" "$IDLE_S"
 done
 wait_jobs
-echo "load_after_a=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$R/machine"
+echo "load_after_a1=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$R/machine"
+# Alone: its milliseconds would otherwise measure the stock pairs' load.
+say "phase A2: portwatch reaction time ($PW_BOUNCES bounces; then $PW03_BOUNCES at opensm's default log_flags)"
+run portwatch env BENCH_MODE=portwatch BENCH_SWEEP=0 BENCH_BOUNCES="$PW_BOUNCES" \
+    BENCH_TIMEOUT_S=5 bash "$BOUNCE" "$R/reaction/portwatch"
+run portwatch-0x03 env BENCH_MODE=portwatch BENCH_SWEEP=0 BENCH_BOUNCES="$PW03_BOUNCES" \
+    BENCH_LOG_FLAGS=0x03 BENCH_TIMEOUT_S=5 bash "$BOUNCE" "$R/reaction/portwatch-0x03"
+echo "load_after_a2=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$R/machine"
 
 # ------------------------------------------------------------------ phase B
 say "phase B: in-process (latency with its floor, storm, destroy, per-device cost)"
