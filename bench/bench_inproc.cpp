@@ -558,11 +558,52 @@ int bench_storm(int events, double seconds, int holdoff_ms, const std::string &p
 }
 
 // ------------------------------------------------------------ destroy
+// The floor for destroy: a bare thread in the same situation, poll() on an
+// eventfd (the stop signal) and a pipe holding PENDING bytes that it reads
+// one at a time, checking a stop flag between reads as the event thread
+// does; timed from setting the flag to the end of join().
+int64_t destroy_floor_cycle(int pending)
+{
+    int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int p[2];
+    if (efd < 0 || pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+        die("eventfd/pipe");
+    std::atomic<bool> stopping{false};
+    std::thread worker([&] {
+        pollfd fds[2] = {{efd, POLLIN, 0}, {p[0], POLLIN, 0}};
+        while (!stopping) {
+            if (poll(fds, 2, -1) < 0)
+                continue;
+            char byte;
+            for (int i = 0; i < 64 && !stopping && read(p[0], &byte, 1) == 1; ++i) {
+            }
+        }
+    });
+    char bytes[4096] = {};
+    for (int left = pending; left > 0;) {
+        ssize_t n = write(p[1], bytes, std::min<size_t>(left, sizeof bytes));
+        if (n <= 0)
+            die("write to the floor's pipe");
+        left -= static_cast<int>(n);
+    }
+    int64_t t0 = now_ns();
+    stopping = true;
+    uint64_t one = 1;
+    if (write(efd, &one, sizeof one) < 0)
+        die("write to the floor's eventfd");
+    worker.join();
+    int64_t dt = now_ns() - t0;
+    close(efd);
+    close(p[0]);
+    close(p[1]);
+    return dt;
+}
+
 int bench_destroy(int cycles, int pending, const std::string &out)
 {
     vsim("reset");
     add_device("mlx5_0", kNodeGuid, 1);
-    std::vector<int64_t> lat, create;
+    std::vector<int64_t> lat, create, floor;
     for (int c = 0; c < cycles; ++c) {
         BenchHost host;
         host.set_guid(kNodeGuid + 1);
@@ -576,10 +617,12 @@ int bench_destroy(int cycles, int pending, const std::string &out)
         pw_core_destroy(core);
         lat.push_back(now_ns() - t1);
         vsim("port mlx5_0 1 state=active quiet");
+        floor.push_back(destroy_floor_cycle(pending));
     }
     std::string stats = vsim("stats");
     std::printf("destroy.cycles=%d\ndestroy.pending_events=%d\n", cycles, pending);
     print_stats("destroy", lat);
+    print_stats("destroy_floor", floor);
     print_stats("create", create);
     std::printf("destroy.vsim_stats=%s\n", stats.c_str());
     write_samples(out, lat);

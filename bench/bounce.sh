@@ -140,6 +140,10 @@ pw_log "SM port ACTIVE (first sweep done)"
 if [ "$MODE" = portwatch ]; then
     coproc VSIM { exec python3 "$abs_top_srcdir/bench/vsim_relay.py" "$PW_VSIM_SOCKET"; }
     VSIM_IN=${VSIM[1]} VSIM_OUT=${VSIM[0]}
+    # Wait for the relay to be up (python takes a while to start on a busy
+    # machine): the first bounce must not pay for it.
+    printf 'stats\n' >&"$VSIM_IN"
+    IFS= read -r -t 60 -u "$VSIM_OUT" reply || pw_fail "the verbs simulator relay did not answer"
 fi
 # vsim_all STATE: set every simulated port to STATE in one write (OpenSM's
 # port last) and check the replies.

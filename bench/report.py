@@ -363,13 +363,19 @@ def main():
         p()
         p("Stock at sweep_interval 0 never recovers and has no curve.")
         p()
-    pw_act = stats(col(pw, "active"))
-    pw_all_p99 = max([stats(col(pw, k))["p99"] for k, _ in metrics if stats(col(pw, k))] or [float("inf")])
-    if pw_act:
-        goals.append(("1", "portwatch p99 ≤ 50 ms (all three instants)",
-                      "p99 %s / %s / %s (sweep start / SUBNET UP / ACTIVE)" % tuple(
-                          fmt_ms(stats(col(pw, k))["p99"]) if stats(col(pw, k)) else "-" for k, _ in metrics),
-                      pw_all_p99 <= 50))
+    def p99s(recs):
+        vals = [stats(col(recs, k)) for k, _ in metrics]
+        if not all(vals):
+            return None, "-"
+        return max(v["p99"] for v in vals), " / ".join(fmt_ms(v["p99"]) for v in vals)
+    worst07, text07 = p99s(pw)
+    if worst07 is not None:
+        goals.append(("1", "portwatch p99 ≤ 50 ms, side by side with stock (log_flags 0x07)",
+                      "p99 %s (sweep start / SUBNET UP / ACTIVE)" % text07, worst07 <= 50))
+    worst03, text03 = p99s(pw03)
+    if worst03 is not None:
+        goals.append(("1", "portwatch p99 ≤ 50 ms at opensm's default log_flags 0x03",
+                      "p99 %s" % text03, worst03 <= 50))
     if ratios:
         worst = min(v[0] for v in ratios.values())
         goals.append(("1", "≥ 200× better than stock's median at sweep_interval 10",
@@ -499,15 +505,21 @@ def main():
                           prod_added <= 1024))
 
     # ---------------- 4. storm
-    st = read_kv(os.path.join(R, "inproc", "storm.txt"))
+    runs = []
+    for i in (1, 2, 3):
+        kv = read_kv(os.path.join(R, "inproc", "storm_%d.txt" % i))
+        if kv.get("storm.cpu_pct_of_core"):
+            runs.append(kv)
     p("## 4. Flap storm")
     p()
-    if st:
-        p("`bench/bench_inproc storm`: %s port events in %s s (one every %.1f ms, the port "
-          "toggled DOWN/INIT, so each is a transition), portwatch.holdoff_ms=%s, in-process "
-          "with the recording host. CPU of the `portwatch` thread from its schedstat and "
-          "stat over the storm and the hold-off after it; RSS of the process every 100 ms "
-          "(the host's record is preallocated)." % (
+    if runs:
+        st = sorted(runs, key=lambda kv: float(kv["storm.cpu_pct_of_core"]))[len(runs) // 2]
+        p("`bench/bench_inproc storm`, three times: %s port events in %s s (one every %.1f ms, "
+          "the port toggled DOWN/INIT, so each is a transition), portwatch.holdoff_ms=%s, "
+          "in-process with the recording host. CPU of the `portwatch` thread from its "
+          "schedstat and stat over the storm and the hold-off after it; RSS of the process "
+          "every 100 ms (the host's record is preallocated). The table shows the run with "
+          "the median CPU; CPU time itself stretches when the machine is busy." % (
               st["storm.events"], st["storm.seconds"],
               float(st["storm.seconds"]) * 1000 / int(st["storm.events"]), st["storm.holdoff_ms"]))
         p()
@@ -519,6 +531,8 @@ def main():
         p("| marks (next sweep forced heavy, no wake-up) | %s |" % st["storm.marks"])
         p("| portwatch thread CPU | %s ms schedstat, %s ms utime+stime: %.2f %% of one core |" % (
             st["storm.cpu_ms_schedstat"], st["storm.cpu_ms_stat"], float(st["storm.cpu_pct_of_core"])))
+        p("| … in the three runs | %s %% of one core |" % " / ".join(
+            "%.2f" % float(kv["storm.cpu_pct_of_core"]) for kv in runs))
         p("| CPU per event | %s |" % fmt_us(st["storm.cpu_us_per_event"]))
         p("| portwatch thread wake-ups | %s |" % st["storm.thread_wakeups"])
         p("| process RSS during the storm | first %s KiB, last %s KiB (min %s, max %s over %s samples) |" % (
@@ -526,14 +540,57 @@ def main():
             st["storm.rss_max_kib"], st["storm.rss_samples"]))
         p("| plugin's summary | `%s` |" % st.get("stopped_line", ""))
         p()
-        sweeps_ok = int(st["storm.sweeps"]) <= int(st["storm.sweep_bound"]) and \
-            float(st["storm.min_sweep_gap_ms"]) >= int(st["storm.holdoff_ms"]) - 1
+        sweeps_ok = all(int(kv["storm.sweeps"]) <= int(kv["storm.sweep_bound"]) and
+                        float(kv["storm.min_sweep_gap_ms"]) >= int(kv["storm.holdoff_ms"]) - 1 for kv in runs)
         goals.append(("4", "≤ one sweep per hold-off window", "%s sweeps (bound %s), min gap %s ms" % (
-            st["storm.sweeps"], st["storm.sweep_bound"], st["storm.min_sweep_gap_ms"]), sweeps_ok))
-        goals.append(("4", "≤ 5 % of a core", "%.2f %%" % float(st["storm.cpu_pct_of_core"]),
-                      float(st["storm.cpu_pct_of_core"]) <= 5))
-        growth = int(st["storm.rss_last_kib"]) - int(st["storm.rss_first_kib"])
-        goals.append(("4", "flat memory", "%+d KiB over the storm" % growth, abs(growth) <= 64))
+            "/".join(kv["storm.sweeps"] for kv in runs), st["storm.sweep_bound"],
+            min(kv["storm.min_sweep_gap_ms"] for kv in runs)), sweeps_ok))
+        growth = max(abs(int(kv["storm.rss_last_kib"]) - int(kv["storm.rss_first_kib"])) for kv in runs)
+    so = read_kv(os.path.join(R, "storm-osm", "storm.txt"))
+    osm_pct = None
+    if so.get("pw_sched_ns_1"):
+        hz = int(so.get("clk_tck", "100"))
+        win = float(so["window_s"])
+        pw_ms = (int(so["pw_sched_ns_1"]) - int(so["pw_sched_ns_0"])) / 1e6
+        osm_pct = pw_ms / 10.0 / win
+        osm_ms = (int(so["osm_ticks_1"]) - int(so["osm_ticks_0"])) * 1000.0 / hz
+        p("The same storm inside opensm (`bench/storm_osm.sh`): stock opensm on net.2sw2path4hca "
+          "with the plugin (holdoff_ms=100), sweep_interval 0, opensm's default log_flags "
+          "0x03 and force_log_flush FALSE; the simulator's socket gets the %s toggles from "
+          "bench/vsim_storm.py. Measured over %.1f s (the storm and 0.5 s after it)." % (
+              so["events"], win))
+        p()
+        p("| what | value |")
+        p("|---|---:|")
+        p("| portwatch thread CPU (schedstat) | %.1f ms: %.2f %% of one core, %s per event |" % (
+            pw_ms, osm_pct, fmt_us(pw_ms * 1000 / int(so["events"]))))
+        p("| opensm process CPU (all threads, including the simulator's socket thread and "
+          "the heavy sweeps the plugin asked for) | %.0f ms |" % osm_ms)
+        p("| heavy sweeps requested / SUBNET UPs that followed | %s / %s |" % (
+            re.search(r"sweeps=(\d+)", so.get("stopped", "")).group(1) if "sweeps=" in so.get("stopped", "") else "?",
+            so.get("subnet_ups", "?")))
+        p("| opensm VmRSS before → after | %s → %s KiB |" % (so["rss_kib_0"], so["rss_kib_1"]))
+        p("| portwatch log lines during the storm | %s (%s INFO lines/s; the whole log: %.1f MB) |" % (
+            so["plugin_lines"], so["plugin_info_lines_per_s"], int(so["log_bytes"]) / 1e6))
+        p("| plugin's summary | `%s` |" % so.get("stopped", ""))
+        p()
+        p("**Found:** the plugin logs every transition at INFO, so a port flapping at 1 kHz "
+          "writes ~%s lines a second into opensm's log (it stays within its CPU budget, and "
+          "the sweeps stay within the hold-off, but the log grows by megabytes a minute). "
+          "A rate limit on the transition lines (one line per hold-off window plus a count) "
+          "would bound it; not changed here, since the log format is what the tests and "
+          "the README document." % so["plugin_info_lines_per_s"])
+        p()
+    if runs:
+        cpu_vals = sorted(float(kv["storm.cpu_pct_of_core"]) for kv in runs)
+        measured = "in-process median %.2f %% (runs %s)" % (
+            cpu_vals[len(cpu_vals) // 2], " / ".join("%.2f" % v for v in cpu_vals))
+        if osm_pct is not None:
+            measured += "; in opensm %.2f %%" % osm_pct
+        ok = cpu_vals[len(cpu_vals) // 2] <= 5 and (osm_pct is None or osm_pct <= 5)
+        goals.append(("4", "≤ 5 % of a core", measured, ok))
+        goals.append(("4", "flat memory", "largest change over a storm: %d KiB in-process; opensm %s → %s KiB" % (
+            growth, so.get("rss_kib_0", "?"), so.get("rss_kib_1", "?")), growth <= 64))
 
     # ---------------- 5. destroy
     de = read_kv(os.path.join(R, "inproc", "destroy.txt"))
@@ -547,15 +604,24 @@ def main():
         p()
         p("| what | n | min | p50 | p90 | p99 | max |")
         p("|---|---:|---:|---:|---:|---:|---:|")
-        for key, name in (("destroy", "pw_core_destroy"), ("create", "pw_core_create")):
+        for key, name in (("destroy", "pw_core_destroy"),
+                          ("destroy_floor", "floor: stop and join a bare thread draining a pipe"),
+                          ("create", "pw_core_create")):
+            if key + ".n" not in de:
+                continue
             p("| %s | %s | %s | %s | %s | %s | %s |" % (
                 name, de[key + ".n"], fmt_us(de[key + ".min_us"]), fmt_us(de[key + ".p50_us"]),
                 fmt_us(de[key + ".p90_us"]), fmt_us(de[key + ".p99_us"]), fmt_us(de[key + ".max_us"])))
         p()
-        p("Simulator after the cycles: `%s`." % de.get("destroy.vsim_stats", ""))
+        p("The floor is interleaved with the plugin's cycles: a thread blocked in poll() on "
+          "an eventfd and a pipe holding as many bytes as events were injected, reading them "
+          "one at a time and checking a stop flag between reads (as the event thread does), "
+          "timed from setting the flag to the end of join(). Simulator after the cycles: "
+          "`%s`." % de.get("destroy.vsim_stats", ""))
         p()
-        goals.append(("5", "destroy p99 ≤ 10 ms", "p50 %s, p99 %s" % (
-            fmt_us(de["destroy.p50_us"]), fmt_us(de["destroy.p99_us"])),
+        goals.append(("5", "destroy p99 ≤ 10 ms", "p50 %s, p99 %s (floor p99 %s)" % (
+            fmt_us(de["destroy.p50_us"]), fmt_us(de["destroy.p99_us"]),
+            fmt_us(de.get("destroy_floor.p99_us"))),
             float(de["destroy.p99_us"]) <= 10000))
 
     # ---------------- 6. scale
