@@ -493,6 +493,13 @@ def main():
               "the provider library and the device context." % ", ".join(
                   "%s %+d" % (n, d) for d, n in sorted(diff, reverse=True)))
             p()
+            verbs = sum(d for d, n in diff if n.startswith(("libibverbs", "libnl")))
+            cxx = sum(d for d, n in diff if n.startswith(("libstdc++", "libm.", "libgcc_s", "libboost")))
+            p("So libibverbs with its libnl libraries, which any verbs client maps, account for "
+              "%d KiB, and the shared C++ runtime with Boost.Thread for %d KiB: the 1 MiB "
+              "VmRSS goal cannot be met while the plugin links the C++ runtime dynamically, "
+              "and is at the edge even without it." % (verbs, cxx))
+            p()
         goals.append(("3", "idle: 0 wake-ups, 0 CPU", "%d wake-ups, %d ticks, %s on CPU in %s s" % (
             wake, ticks, fmt_us(sched), secs), wake == 0 and ticks == 0))
         if rss_added is not None:
