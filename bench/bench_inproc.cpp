@@ -192,7 +192,21 @@ struct ThreadCpu {
     long voluntary = 0, nonvoluntary = 0;
 };
 
+std::string find_thread_once(const char *name);
+
+// The thread names itself when it starts: give it a moment.
 std::string find_thread(const char *name)
+{
+    for (int i = 0; i < 1000; ++i) {
+        std::string tid = find_thread_once(name);
+        if (!tid.empty())
+            return tid;
+        sleep_ns(1000000);
+    }
+    return "";
+}
+
+std::string find_thread_once(const char *name)
 {
     DIR *dir = opendir("/proc/self/task");
     if (!dir)

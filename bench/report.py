@@ -220,7 +220,10 @@ def plot(results, series, png):
         f.write("set title 'SM link back -> recovery: cumulative distribution (ibsim, stock opensm 3.3.23)'\n")
         f.write("set logscale x\nset xrange [0.1:40000]\nset yrange [0:1.02]\n")
         f.write("set xlabel 'milliseconds after the link came back (log scale)'\n")
-        f.write("set ylabel 'fraction of bounces'\nset grid\nset key right bottom\n")
+        f.write("set ylabel 'fraction of bounces'\nset grid\nset key at first 25, 0.72 left top box opaque\n")
+        f.write("set label 'stock opensm, sweep_interval 10: its three curves overlap' "
+                "at first 40, 0.95 left\n")
+        f.write("set label 'stock, sweep_interval 0: never (no curve)' at first 40, 0.89 left\n")
         f.write("set xtics ('0.1' 0.1, '1' 1, '10' 10, '50' 50, '100' 100, '1 s' 1000, '10 s' 10000)\n")
         f.write("plot " + ", \\\n     ".join(plots) + "\n")
     subprocess.run(["gnuplot", script], check=True)
@@ -414,13 +417,20 @@ def main():
         l50, l99 = float(lat["latency.p50_us"]), float(lat["latency.p99_us"])
         f50, f99 = float(lat["floor_pipe.p50_us"]), float(lat["floor_pipe.p99_us"])
         e50, e99 = float(lat["floor_eventfd.p50_us"]), float(lat["floor_eventfd.p99_us"])
-        p("Plugin over the pipe floor, same run: +%s at p50 (%.1f×), +%s at p99 (%.1f×); "
-          "over the eventfd floor: %.1f× at p50, %.1f× at p99. %s" % (
-              fmt_us(l50 - f50), l50 / f50, fmt_us(l99 - f99), l99 / f99, l50 / e50, l99 / e99,
+        def delta(v):
+            return ("+" if v >= 0 else "−") + fmt_us(abs(v))
+        p("Plugin against the pipe floor, same run: %s at p50 (%.1f×), %s at p99 (%.1f×); "
+          "against the eventfd floor: %.1f× at p50, %.1f× at p99. The plugin's own work "
+          "(read and acknowledge the event, re-query the port, policy, one log line) is the "
+          "difference at the median; the tails are the machine's: when the bare wake-up's "
+          "p99 is above 100 µs, no event thread can do better. Plugin's summary: `%s`." % (
+              delta(l50 - f50), l50 / f50, delta(l99 - f99), l99 / f99, l50 / e50, l99 / e99,
               lat.get("stopped_line", "")))
         p()
-        goals.append(("2", "p99 ≤ 100 µs", "p50 %s, p99 %s (floor p99: eventfd %s, pipe %s)" % (
-            fmt_us(l50), fmt_us(l99), fmt_us(e99), fmt_us(f99)), l99 <= 100))
+        goals.append(("2", "p99 ≤ 100 µs", "p50 %s, p99 %s (bare wake-up floor in the same run: "
+                      "p50 %s / %s, p99 %s / %s, eventfd / pipe)" % (
+                          fmt_us(l50), fmt_us(l99), fmt_us(e50), fmt_us(f50), fmt_us(e99), fmt_us(f99)),
+                      l99 <= 100))
 
     # ---------------- 3. idle
     p("## 3. Idle cost in opensm")
