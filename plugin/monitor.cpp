@@ -87,7 +87,13 @@ void Monitor::run()
         fds.clear();
         names.clear();
         fds.push_back({wakeup_.fd(), POLLIN, 0});
-        for (VerbsDevice *dev : devices_.open_devices()) {
+        // The watched port's device first: when several devices have events
+        // waiting, OpenSM's own port is never served behind the others.
+        std::vector<VerbsDevice *> devices = devices_.open_devices();
+        if (const std::optional<PortKey> &watched = devices_.watched())
+            std::stable_partition(devices.begin(), devices.end(),
+                                  [&](VerbsDevice *dev) { return dev->name() == watched->device; });
+        for (VerbsDevice *dev : devices) {
             fds.push_back({dev->async_fd(), POLLIN, 0});
             names.push_back(dev->name());
         }
@@ -194,6 +200,12 @@ void Monitor::handle_event(const std::string &name, const AsyncEvent &event, Tim
 void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause, TimePoint now)
 {
     PortKey key{dev.name(), port};
+    // Once the watched port is known no other port matters, not even a query:
+    // events on a host's other ports cost next to nothing.
+    if (devices_.watched() && key != *devices_.watched()) {
+        host_.log(PW_LOG_DEBUG, "%s %s: not the watched port, ignored", key.str().c_str(), cause);
+        return;
+    }
     PortInfo info;
     if (int err = dev.query_port(port, &info)) {
         ++counters_.device_failures;

@@ -188,6 +188,67 @@ BOOST_AUTO_TEST_CASE(other_ports_never_sweep)
     BOOST_TEST(host.marks() == 0);
 }
 
+// The simulator's count of ibv_query_* calls on one device.
+long queries(const std::string &dev)
+{
+    std::string stats = vsim("stats " + dev);
+    size_t pos = stats.find(" queries=");
+    BOOST_REQUIRE_MESSAGE(pos != std::string::npos, stats);
+    return std::stol(stats.substr(pos + 9));
+}
+
+BOOST_AUTO_TEST_CASE(the_watched_device_is_served_before_the_others)
+{
+    add_device("mlx5_0", "mlx5", 2, kNodeGuid);
+    add_device("mlx5_1", "mlx5", 2, kNodeGuid + 0x100);
+    add_device("mlx5_2", "mlx5", 2, kNodeGuid + 0x200);
+    FakeHost host;
+    host.set_guid(kNodeGuid + 0x100 + 1);  // mlx5_1:1, between the others
+    Monitor m(host.callbacks(), opts());
+    // Every device has events waiting when the thread first polls.
+    for (std::string dev : {"mlx5_0", "mlx5_2"})
+        for (int port = 1; port <= 2; ++port)
+            vsim("port " + dev + " " + std::to_string(port) + " state=down");
+    vsim("port mlx5_1 1 state=down");
+    m.start();
+    expect_log(host, "not the watched port", 4);
+    expect_log(host, "mlx5_1:1 ACTIVE -> DOWN");
+    m.stop();
+    std::vector<std::string> lines = host.lines();
+    auto first = [&](const std::string &needle) {
+        for (size_t i = 0; i < lines.size(); ++i)
+            if (lines[i].find(needle) != std::string::npos)
+                return i;
+        return lines.size();
+    };
+    size_t watched = first("mlx5_1:1 ACTIVE -> DOWN");
+    BOOST_TEST(watched < first("mlx5_0:1 port error"), host.dump());
+    BOOST_TEST(watched < first("mlx5_2:1 port error"), host.dump());
+    BOOST_TEST(host.marks() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(other_ports_are_not_even_queried_once_the_port_is_known)
+{
+    add_device("mlx5_0", "mlx5", 2, kNodeGuid);
+    add_device("mlx5_1", "mlx5", 1, kNodeGuid + 0x100);
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Monitor m(host.callbacks(), opts());
+    m.start();
+    long q0 = queries("mlx5_0"), q1 = queries("mlx5_1");
+    vsim("port mlx5_0 2 state=down");
+    vsim("port mlx5_1 1 state=down");
+    vsim("port mlx5_1 1 state=init");
+    expect_log(host, "not the watched port", 3);
+    BOOST_TEST(queries("mlx5_0") == q0);
+    BOOST_TEST(queries("mlx5_1") == q1);
+    bounce(host, "mlx5_0", 1);  // the watched port still is
+    expect_sweeps(host, 1);
+    BOOST_TEST(queries("mlx5_0") == q0 + 2);
+    m.stop();
+    BOOST_TEST(host.marks() == 1);
+}
+
 BOOST_AUTO_TEST_CASE(flap_storm_respects_the_holdoff_and_ends_with_a_sweep)
 {
     add_device("mlx5_0");

@@ -314,6 +314,12 @@ Reply cmd_stats(const Args &a)
     return Registry::instance().stats(device_name(a));
 }
 
+Reply cmd_last_event(const Args &a)
+{
+    check_shape(a, 0, 0, {});
+    return Registry::instance().last_event();
+}
+
 Reply cmd_reset(const Args &a)
 {
     check_shape(a, 0, 0, {});
@@ -332,6 +338,7 @@ const std::map<std::string, std::function<Reply(const Args &)>> &commands()
         {"wait-open", cmd_wait_open},
         {"wait-closed", cmd_wait_closed},
         {"stats", cmd_stats},
+        {"last-event", cmd_last_event},
         {"reset", cmd_reset}};
     return table;
 }

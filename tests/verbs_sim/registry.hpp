@@ -75,6 +75,7 @@ public:
     Reply wait_open(const std::string &name, int timeout_ms);
     Reply wait_closed(const std::string &name, int timeout_ms);
     Reply stats(const std::optional<std::string> &name);
+    Reply last_event();
     Reply reset();
 
     // Verbs side; same return conventions as the functions they implement.
@@ -126,6 +127,7 @@ private:
     std::deque<Delivered> unacked_;
     std::array<Fault, kCallCount> faults_{};
     unsigned epoch_ = 0;
+    int64_t last_event_ns_ = 0; // CLOCK_MONOTONIC when an event was last queued
     uint64_t next_context_id_ = 1;
     unsigned next_uverbs_ = 0;
     unsigned next_lid_ = 1;

@@ -46,6 +46,12 @@ Reply Registry::stats(const std::optional<std::string> &name)
     return Reply::success(total.format());
 }
 
+Reply Registry::last_event()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    return Reply::success("mono_ns=" + std::to_string(last_event_ns_));
+}
+
 Reply Registry::wait_open(const std::string &name, int timeout_ms)
 {
     std::unique_lock<std::mutex> lock(mu_);

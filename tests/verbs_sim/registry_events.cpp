@@ -5,6 +5,7 @@
 #include "diag.hpp"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,6 +43,8 @@ void Registry::queue_event(Context &ctx, Event ev)
     if (ctx.dead)
         return;
     const char byte = 0;
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
     if (::write(ctx.writer.get(), &byte, 1) != 1) {
         // Only possible with ~64k unread events: the caller is not reading.
         warn("event queue of a %s context is full; event dropped", ctx.dev->name.c_str());
@@ -49,6 +52,7 @@ void Registry::queue_event(Context &ctx, Event ev)
     }
     ctx.queue.push_back(ev);
     ctx.dev->stats.events_queued++;
+    last_event_ns_ = static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
 // Make the context's async fd look like a disassociated uverbs event file

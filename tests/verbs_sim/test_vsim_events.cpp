@@ -9,7 +9,9 @@
 #include <chrono>
 #include <csignal>
 #include <future>
+#include <string>
 #include <thread>
+#include <time.h>
 
 using namespace vt;
 
@@ -60,6 +62,31 @@ BOOST_AUTO_TEST_CASE(an_event_makes_the_fd_readable_until_it_is_read)
     BOOST_TEST(ev.element.port_num == 2);
     ibv_ack_async_event(&ev);
     BOOST_TEST(poll_revents(ctx->async_fd, 0) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(last_event_gives_the_monotonic_time_an_event_was_queued)
+{
+    ok("add mlx5_0");
+    ContextPtr ctx = open("mlx5_0");
+    auto mono_ns = [] {
+        timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return static_cast<long long>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    };
+    auto reported = [] {
+        std::string reply = command("last-event");
+        BOOST_REQUIRE(reply.rfind("ok mono_ns=", 0) == 0);
+        return std::stoll(reply.substr(11));
+    };
+    long long before = mono_ns();
+    ok("event mlx5_0 1 port_err");
+    long long after = mono_ns();
+    long long t = reported();
+    BOOST_TEST(t >= before);
+    BOOST_TEST(t <= after);
+    ok("port mlx5_0 1 state=active quiet"); // no event: the time stays
+    BOOST_TEST(reported() == t);
+    drain(ctx.get());
 }
 
 BOOST_AUTO_TEST_CASE(every_context_has_its_own_queue)
