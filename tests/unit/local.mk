@@ -4,6 +4,10 @@ LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) $(top_srcdir)/tests/with
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) abs_top_srcdir=$(abs_top_srcdir) bash
 EXTRA_DIST += tests/with-vsim
+# Sanitizer builds: the runtime to preload ahead of instrumented libraries
+# loaded into uninstrumented programs (empty otherwise).
+AM_TESTS_ENVIRONMENT = PW_SANITIZER_PRELOAD='$(PW_SANITIZER_PRELOAD)'; export PW_SANITIZER_PRELOAD;
+EXTRA_DIST += tests/sanitizers/env.sh tests/sanitizers/asan.supp tests/sanitizers/lsan.supp tests/sanitizers/tsan.supp
 
 PW_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/verbs_sim $(BOOST_CPPFLAGS) \
 	$(IBVERBS_CFLAGS) -DBOOST_TEST_DYN_LINK
