@@ -14,6 +14,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -553,6 +555,111 @@ BOOST_AUTO_TEST_CASE(delete_in_the_middle_of_everything)
     BOOST_TEST(host.sweeps() == 1, host.dump());  // the deferred one never fired
     BOOST_TEST(host.count("stopped: ") == 1);
     vsim("fail open_device count=0");
+    expect_silence_after_exit(host, "mlx5_0");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Bad input through create(), as OpenSM hands over event_plugin_options:
+// each is refused with exactly one ERROR line that names the offending
+// token (bounded, ending in "plugin not loaded"), create() returns NULL, and
+// nothing is left behind: no thread, no open device, no later callback.
+BOOST_FIXTURE_TEST_SUITE(bad_input, Fresh)
+
+namespace {
+
+int portwatch_threads()
+{
+    int n = 0;
+    for (const auto &entry : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(entry.path() / "comm");
+        std::string name;
+        n += (comm >> name) && name == "portwatch";
+    }
+    return n;
+}
+
+void refused(const std::string &options, const std::string &named)
+{
+    BOOST_TEST_CONTEXT("options '" << options.substr(0, 60) << (options.size() > 60 ? "...'" : "'")
+                                   << " (" << options.size() << " bytes)")
+    {
+        FakeHost host;
+        host.set_guid(kPort1Guid);
+        portwatch::TimePoint t0 = portwatch::Clock::now();
+        pw_core *core = pw_core_create(&host.callbacks(), options.c_str(), "OpenSM 3.3.23");
+        double ms = portwatch::ms_between(t0, portwatch::Clock::now());
+        BOOST_TEST(!core);
+        if (core)
+            pw_core_destroy(core);
+        host.closed = true;
+        BOOST_TEST(ms < 1000.0);
+        BOOST_TEST(errors(host) == 1, host.dump());
+        std::string line;
+        for (const std::string &l : host.lines())
+            if (l.find("ERROR: ") == 0)
+                line = l;
+        BOOST_TEST(line.find(named) != std::string::npos, "'" << named << "' not in: " << line);
+        BOOST_TEST(line.size() < 511u, line);  // Host::log keeps 511 characters
+        BOOST_TEST(line.size() >= 19u);
+        BOOST_TEST(line.substr(line.size() - 19) == "; plugin not loaded", line);
+        BOOST_TEST(line.find('\n') == std::string::npos);
+        BOOST_TEST(host.count("stopped:") == 0, host.dump());  // nothing was started
+        BOOST_TEST(portwatch_threads() == 0);
+        BOOST_TEST(host.sweeps() == 0);
+        std::this_thread::sleep_for(milliseconds(20));
+        BOOST_TEST(host.calls_after_close == 0);
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(malformed_options_are_refused_with_one_line)
+{
+    add_device("mlx5_0");
+    refused("portwatch.holdoff_ms=", "'portwatch.holdoff_ms=' has an empty value");
+    refused("portwatch.port", "'portwatch.port' has no '='");
+    refused("portwatch.holdoff_ms=5 portwatch.holdoff_ms=6", "portwatch.holdoff_ms given twice");
+    refused("portwatch.holdoff_ms=60001", "'portwatch.holdoff_ms=60001'");
+    refused("portwatch.holdoff_ms=-1", "'portwatch.holdoff_ms=-1'");
+    refused("portwatch.retry_max_ms=99", "'portwatch.retry_max_ms=99'");
+    refused("portwatch.retry_max_ms=3600001", "'portwatch.retry_max_ms=3600001'");
+    refused("portwatch.port=mlx5_0:255", "'portwatch.port=mlx5_0:255'");
+    refused("portwatch.nosuch=1", "unknown option 'portwatch.nosuch=1'");
+    refused("Portwatch-holdoff=1", "'Portwatch-holdoff=1' is not of the form portwatch.KEY=VALUE");
+    refused("portwatch.act_in=master,master", "'portwatch.act_in=master,master'");
+    // Devices the simulator does not have: a configuration error, not a wait.
+    refused("portwatch.port=mlx5_9:1", "portwatch.port=mlx5_9:1: no verbs device named mlx5_9 "
+                                       "(present: mlx5_0)");
+    refused("portwatch.port=mlx5_0:2", "portwatch.port=mlx5_0:2: device mlx5_0 has 1 port(s)");
+    // Garbage bytes, shown escaped.
+    refused("portwatch.port=\x01\xff\x7f\x80:1", "'portwatch.port=\\x01\\xff\\x7f\\x80:1'");
+    refused(std::string("portwatch.holdoff_ms=\x1b[2J\x07"), "portwatch.holdoff_ms=\\x1b[2J\\x07");
+    refused("portwatch." + std::string(400, '\x13') + "=1", "unknown option 'portwatch.\\x13");
+    // A megabyte: the token is named by its first characters only.
+    refused("portwatch.holdoff_ms=" + std::string(1 << 20, '7'), "'portwatch.holdoff_ms=777");
+    refused("portwatch.port=" + std::string(1 << 20, 'x') + ":1", "'portwatch.port=xxx");
+    refused(std::string(1 << 20, ' ') + "portwatch.sweep_on_loss=maybe",
+            "'portwatch.sweep_on_loss=maybe'");
+    std::string many;
+    for (int i = 0; many.size() < (1u << 20); ++i)
+        many += "other" + std::to_string(i) + "=1 ";
+    refused(many + "portwatch.bogus=1", "unknown option 'portwatch.bogus=1'");
+}
+
+// The same megabyte of foreign tokens without a bad one of ours loads fine.
+BOOST_AUTO_TEST_CASE(a_megabyte_of_foreign_tokens_is_fine)
+{
+    add_device("mlx5_0");
+    std::string many;
+    for (int i = 0; many.size() < (1u << 20); ++i)
+        many += "other" + std::to_string(i) + "=1 ";
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Plugin plugin(host, (many + "portwatch.holdoff_ms=7").c_str());
+    BOOST_TEST(host.count("holdoff_ms=7 ") == 1, host.dump());
+    BOOST_TEST(errors(host) == 0);
+    plugin.destroy();
     expect_silence_after_exit(host, "mlx5_0");
 }
 
