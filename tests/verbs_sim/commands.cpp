@@ -273,6 +273,20 @@ Reply cmd_remove(const Args &a)
     return Registry::instance().remove(device_name(a), flags.count("abrupt") > 0);
 }
 
+Reply cmd_delay(const Args &a)
+{
+    check_shape(a, 1, 1, {"ms", "count"});
+    Call call = lookup(a.command, "call", a.words.at(0), calls());
+    auto ms = option(a, "ms");
+    if (!ms)
+        bad("delay: ms=N is required");
+    unsigned count = 1;
+    if (auto v = option(a, "count"))
+        count = static_cast<unsigned>(parse_number(a.command, "count", *v, 0, 1000000));
+    return Registry::instance().set_delay(
+        call, static_cast<unsigned>(parse_number(a.command, "ms", *ms, 0, 60000)), count);
+}
+
 Reply cmd_fail(const Args &a)
 {
     check_shape(a, 1, 1, {"errno", "count"});
@@ -332,6 +346,7 @@ const std::map<std::string, std::function<Reply(const Args &)>> &commands()
         {"fatal", cmd_fatal},
         {"remove", cmd_remove},
         {"fail", cmd_fail},
+        {"delay", cmd_delay},
         {"wait-open", cmd_wait_open},
         {"wait-closed", cmd_wait_closed},
         {"stats", cmd_stats},
