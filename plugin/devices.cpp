@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace portwatch {
 
@@ -38,12 +39,16 @@ std::vector<VerbsDevice *> Devices::open_devices() const
 std::vector<std::string> Devices::scan(TimePoint now)
 {
     std::vector<std::string> opened;
+    std::vector<std::string> news;  // failures not logged before, for the retry line
     DeviceList list;
-    std::string why;  // why nothing could be opened, for the retry line
     if (!list.ok()) {
-        why = std::string(" (cannot list devices: ") + std::strerror(list.error()) + ")";
+        if (list.error() != list_error_)
+            news.push_back(std::string("cannot list verbs devices: ") + std::strerror(list.error()));
+        list_error_ = list.error();
     } else {
+        list_error_ = 0;
         present_.clear();
+        std::map<std::string, int> failed;
         for (int i = 0; i < list.size(); ++i) {
             std::string name = ibv_get_device_name(list[i]);
             present_.push_back(name);
@@ -52,8 +57,10 @@ std::vector<std::string> Devices::scan(TimePoint now)
             int err = 0;
             std::unique_ptr<VerbsDevice> dev = VerbsDevice::open(list[i], &err);
             if (!dev) {
-                host_.log(PW_LOG_ERROR, "cannot open verbs device %s: %s", name.c_str(),
-                          std::strerror(err));
+                failed[name] = err;
+                auto seen = failed_.find(name);
+                if (seen == failed_.end() || seen->second != err)
+                    news.push_back("cannot open verbs device " + name + ": " + std::strerror(err));
                 continue;
             }
             host_.log(PW_LOG_INFO, "opened verbs device %s (%u ports)", name.c_str(),
@@ -61,23 +68,33 @@ std::vector<std::string> Devices::scan(TimePoint now)
             open_[name] = std::move(dev);
             opened.push_back(name);
         }
+        failed_ = std::move(failed);
     }
     resolve();
     if (!missing_something()) {
         retry_at_.reset();
         retry_delay_ = kFirstRetry;
+        outage_logged_ = false;
         return opened;
     }
     schedule_retry(now);
+    long long in_ms = static_cast<long long>((*retry_at_ - now) / Millis(1));
+    // One line for each new failure and one when an outage begins; the
+    // retries after that are logged at debug level only.
+    for (const std::string &problem : news)
+        host_.log(PW_LOG_ERROR, "%s; retrying in %lld ms", problem.c_str(), in_ms);
+    pw_log_level level = news.empty() && !outage_logged_ ? PW_LOG_INFO : PW_LOG_DEBUG;
+    outage_logged_ = true;
     if (open_.empty())
-        host_.log(PW_LOG_INFO, "warning: no usable verbs device%s%s%s; retrying in %lld ms",
+        host_.log(level, "warning: no usable verbs device%s%s; retrying in %lld ms",
                   spec_.kind == PortSpec::Kind::DevicePort ? " named " : "",
-                  spec_.kind == PortSpec::Kind::DevicePort ? spec_.device.c_str() : "",
-                  why.c_str(), static_cast<long long>((*retry_at_ - now) / Millis(1)));
+                  spec_.kind == PortSpec::Kind::DevicePort ? spec_.device.c_str() : "", in_ms);
+    else if (watched_ && !find(watched_->device))
+        host_.log(level, "device %s of the watched port is not back; retrying in %lld ms",
+                  watched_->device.c_str(), in_ms);
     else
-        host_.log(PW_LOG_INFO, "device %s of the watched port is not back; retrying in %lld ms",
-                  watched_ ? watched_->device.c_str() : "?",
-                  static_cast<long long>((*retry_at_ - now) / Millis(1)));
+        host_.log(level, "verbs device(s) that failed to open may hold the watched port; "
+                         "retrying in %lld ms", in_ms);
     return opened;
 }
 
@@ -112,7 +129,10 @@ void Devices::lose(const std::string &name, const char *why, TimePoint now)
 
 bool Devices::missing_something() const
 {
-    return open_.empty() || (watched_ && !find(watched_->device));
+    // A device that would not open matters while the watched port is not
+    // found: it may be the one that has it.
+    return open_.empty() || (watched_ && !find(watched_->device)) ||
+           (!watched_ && !failed_.empty());
 }
 
 void Devices::schedule_retry(TimePoint now)
@@ -121,12 +141,18 @@ void Devices::schedule_retry(TimePoint now)
     retry_delay_ = std::min(retry_delay_ * 2, retry_max_);
 }
 
-std::optional<PortKey> Devices::find_guid(uint64_t guid) const
+std::optional<PortKey> Devices::find_guid(uint64_t guid, std::string *why) const
 {
     for (const auto &entry : open_) {
         for (unsigned port = 1; port <= entry.second->port_count(); ++port) {
             uint64_t port_guid = 0;
-            if (entry.second->port_guid(port, &port_guid) == 0 && port_guid == guid)
+            if (int err = entry.second->port_guid(port, &port_guid)) {
+                if (why->empty())
+                    *why = "; the GID query of " + PortKey{entry.first, port}.str() +
+                           " failed: " + std::strerror(err);
+                continue;
+            }
+            if (port_guid == guid)
                 return PortKey{entry.first, port};
         }
     }
@@ -137,6 +163,7 @@ bool Devices::resolve()
 {
     std::optional<PortKey> found;
     uint64_t guid = 0;
+    std::string why;  // a failed GID query, which may be why the GUID is not found
     const char *source = "named by portwatch.port";
     switch (spec_.kind) {
     case PortSpec::Kind::DevicePort:
@@ -144,19 +171,21 @@ bool Devices::resolve()
         break;
     case PortSpec::Kind::Guid:
         guid = spec_.guid;
-        found = find_guid(guid);
+        found = find_guid(guid, &why);
         break;
     case PortSpec::Kind::Auto:
         guid = be64toh(host_.sm_port_guid_net());
         source = "OpenSM's bound port";
         if (guid)
-            found = find_guid(guid);
+            found = find_guid(guid, &why);
         break;
     }
-    if (found == watched_ && (found || unresolved_logged_))
+    // Logged once per answer: a port that never resolves is one line, not
+    // one per event or per OpenSM report.
+    if (found == watched_ && (found || unresolved_logged_ == guid))
         return false;
     watched_ = found;
-    unresolved_logged_ = !found;
+    unresolved_logged_ = found ? std::nullopt : std::optional<uint64_t>(guid);
     if (found && guid)
         host_.log(PW_LOG_INFO, "watching %s (port GUID 0x%016llx, %s)", found->str().c_str(),
                   static_cast<unsigned long long>(guid), source);
@@ -164,9 +193,9 @@ bool Devices::resolve()
         host_.log(PW_LOG_INFO, "watching %s (%s)", found->str().c_str(), source);
     else if (guid)
         host_.log(PW_LOG_INFO,
-                  "port GUID 0x%016llx (%s) is on no open verbs port; watching every "
+                  "port GUID 0x%016llx (%s) is on no open verbs port%s; watching every "
                   "InfiniBand port until it resolves",
-                  static_cast<unsigned long long>(guid), source);
+                  static_cast<unsigned long long>(guid), source, why.c_str());
     else
         host_.log(PW_LOG_INFO, "OpenSM has not chosen its port yet; watching every "
                                "InfiniBand port until it does");

@@ -61,7 +61,8 @@ private:
     bool wanted(const std::string &name) const;
     bool missing_something() const;
     void schedule_retry(TimePoint now);
-    std::optional<PortKey> find_guid(uint64_t guid) const;
+    // *why: the first failed GID query, as "; the GID query of ... failed: ...".
+    std::optional<PortKey> find_guid(uint64_t guid, std::string *why) const;
 
     const Host &host_;
     PortSpec spec_;
@@ -69,9 +70,11 @@ private:
     Millis retry_delay_;
     std::optional<TimePoint> retry_at_;
     std::map<std::string, std::unique_ptr<VerbsDevice>> open_;
-    std::vector<std::string> lost_;  // failed devices not yet back
+    std::map<std::string, int> failed_;  // listed, wanted, but would not open: errno
+    int list_error_ = 0;                 // errno of a failing device list, 0 when fine
+    bool outage_logged_ = false;         // the retry line of this outage is out
     std::optional<PortKey> watched_;
-    bool unresolved_logged_ = false;
+    std::optional<uint64_t> unresolved_logged_;  // the GUID (0: none yet) logged as not found
     std::vector<std::string> present_;  // names the last device list showed
 };
 

@@ -24,7 +24,7 @@ lib_LTLIBRARIES += plugin/libportwatch.la
 plugin_libportwatch_la_SOURCES = plugin/osm_glue.c
 plugin_libportwatch_la_CPPFLAGS = $(AM_CPPFLAGS) $(OSM_CPPFLAGS)
 plugin_libportwatch_la_LIBADD = plugin/libportwatch_core.la $(OSM_LIBS)
-plugin_libportwatch_la_LDFLAGS = -module -avoid-version -shared \
+plugin_libportwatch_la_LDFLAGS = $(AM_LDFLAGS) $(PW_SAN_PLUGIN_LDFLAGS) -module -avoid-version -shared \
 	-Wl,--version-script=$(srcdir)/plugin/portwatch.map
 # Link with the C++ driver: the core needs the C++ runtime.
 nodist_EXTRA_plugin_libportwatch_la_SOURCES = dummy.cxx

@@ -190,10 +190,11 @@ void Monitor::handle_event(const std::string &name, const AsyncEvent &event, Tim
         host_.log(PW_LOG_DEBUG, "%s event %s: not a port event, ignored", name.c_str(), type);
         return;
     }
-    if (event.type == IBV_EVENT_GID_CHANGE && devices_.resolve()) {
-        // The port GUID we matched on may have changed under us.
+    // A GID change may move the port GUID we matched on; while the watched
+    // port is not found (OpenSM's GUID on no open port, or a failed GID
+    // query), every event is a chance to find it.
+    if ((event.type == IBV_EVENT_GID_CHANGE || unresolved_) && devices_.resolve())
         unresolved_ = !devices_.watched();
-    }
     examine_port(*dev, event.port, type, now);
 }
 
@@ -225,9 +226,30 @@ void Monitor::sync_ports(const std::string &name, TimePoint now)
 {
     VerbsDevice *dev = devices_.find(name);
     for (unsigned port = 1; dev && port <= dev->port_count(); ++port) {
+        note_port_guid(*dev, port);
         examine_port(*dev, port, "device opened", now);
         dev = devices_.find(name);  // examine_port may have lost it
     }
+}
+
+void Monitor::note_port_guid(VerbsDevice &dev, unsigned port)
+{
+    // A device that comes back under the same name may be another HCA, or
+    // the same one with a new GUID. Say so once: it explains why the watched
+    // port may no longer resolve. The port's last state is kept: if the new
+    // port is up where the old one was down (or back at INIT), a heavy sweep
+    // is what OpenSM needs anyway.
+    PortKey key{dev.name(), port};
+    uint64_t guid = 0;
+    if (dev.port_guid(port, &guid) != 0)
+        return;  // unknown: keep what we have
+    auto [it, inserted] = port_guids_.emplace(key, guid);
+    if (inserted || it->second == guid)
+        return;
+    host_.log(PW_LOG_INFO, "%s came back with port GUID 0x%016llx (was 0x%016llx)",
+              key.str().c_str(), static_cast<unsigned long long>(guid),
+              static_cast<unsigned long long>(it->second));
+    it->second = guid;
 }
 
 void Monitor::act(const PortKey &key, const Transition &t, const char *cause, TimePoint now)

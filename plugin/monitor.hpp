@@ -62,6 +62,7 @@ private:
     void handle_event(const std::string &name, const AsyncEvent &event, TimePoint now);
     void examine_port(VerbsDevice &dev, unsigned port, const char *cause, TimePoint now);
     void sync_ports(const std::string &name, TimePoint now);
+    void note_port_guid(VerbsDevice &dev, unsigned port);
     void rescan(TimePoint now);
     void act(const PortKey &key, const Transition &t, const char *cause, TimePoint now);
     void apply(const Decision &d, TimePoint event_time);
@@ -74,6 +75,7 @@ private:
     Telemetry telemetry_;
     Wakeup wakeup_;
     std::map<PortKey, PortTracker> trackers_;  // survive a device's reopening
+    std::map<PortKey, uint64_t> port_guids_;   // last port GUID seen, to log a change
     TimePoint deferred_event_time_;
     Counters counters_;
     std::atomic<bool> stopping_{false};

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string_view>
 
@@ -13,20 +14,25 @@ namespace {
 constexpr std::string_view kPrefix = "portwatch.";
 constexpr size_t kMaxShown = 80;  // an error names the token, not a megabyte of it
 
-// The token as it may appear in a log line: printable, bounded.
+// The token as it may appear in a log line: printable, at most kMaxShown
+// characters of it once escaped (a byte like 0x13 takes four: \x13), so the
+// whole line stays well inside the 512 bytes the host's logger keeps.
 std::string shown(std::string_view token)
 {
     std::string out;
-    for (unsigned char c : token.substr(0, kMaxShown)) {
-        if (std::isprint(c)) {
-            out += static_cast<char>(c);
-        } else {
-            char hex[8];
-            std::snprintf(hex, sizeof(hex), "\\x%02x", c);
-            out += hex;
-        }
+    size_t used = 0;
+    for (unsigned char c : token) {
+        char piece[8];
+        if (std::isprint(c))
+            std::snprintf(piece, sizeof(piece), "%c", c);
+        else
+            std::snprintf(piece, sizeof(piece), "\\x%02x", c);
+        if (out.size() + std::strlen(piece) > kMaxShown)
+            break;
+        out += piece;
+        ++used;
     }
-    if (token.size() > kMaxShown)
+    if (used < token.size())
         out += "...";
     return out;
 }

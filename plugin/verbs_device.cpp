@@ -7,6 +7,19 @@
 
 namespace portwatch {
 
+namespace {
+
+// EINTR and EAGAIN say "try again", not "the device is gone": a verbs query
+// that reports them is repeated a few times before its error counts.
+constexpr int kTransientTries = 4;
+
+bool transient(int err)
+{
+    return err == EINTR || err == EAGAIN || err == EWOULDBLOCK;
+}
+
+} // namespace
+
 DeviceList::DeviceList()
 {
     // In the body, not the init list: count_'s own initializer would run after.
@@ -35,15 +48,32 @@ VerbsDevice::~VerbsDevice()
 
 std::unique_ptr<VerbsDevice> VerbsDevice::open(ibv_device *device, int *err)
 {
-    ibv_context *context = ibv_open_device(device);
-    if (!context) {
-        *err = errno ? errno : ENODEV;
-        return nullptr;
+    ibv_context *context = nullptr;
+    for (int tries = 1; !(context = ibv_open_device(device)); ++tries) {
+        int e = errno ? errno : ENODEV;
+        if (!transient(e) || tries >= kTransientTries) {
+            *err = e;
+            return nullptr;
+        }
     }
     // Owned from here on, so every early return closes it.
     ibv_device_attr attr{};
-    int rc = ibv_query_device(context, &attr);
-    auto dev = std::make_unique<VerbsDevice>(Key{}, context, rc == 0 ? attr.phys_port_cnt : 0);
+    int rc = 0;
+    for (int tries = 0; tries < kTransientTries; ++tries) {
+        attr = ibv_device_attr{};
+        rc = ibv_query_device(context, &attr);
+        if (rc < 0)
+            rc = errno ? errno : EIO;
+        if (!transient(rc))
+            break;
+    }
+    std::unique_ptr<VerbsDevice> dev;
+    try {
+        dev = std::make_unique<VerbsDevice>(Key{}, context, rc == 0 ? attr.phys_port_cnt : 0);
+    } catch (...) {
+        ibv_close_device(context);  // not owned yet: bad_alloc must not leak it
+        throw;
+    }
     if (rc != 0) {
         *err = rc;
         return nullptr;
@@ -59,12 +89,15 @@ std::unique_ptr<VerbsDevice> VerbsDevice::open(ibv_device *device, int *err)
 VerbsDevice::Read VerbsDevice::read_event(AsyncEvent *out, int *err)
 {
     ibv_async_event event;
-    while (ibv_get_async_event(context_, &event) != 0) {
-        if (errno == EINTR)
+    for (int tries = 1; ibv_get_async_event(context_, &event) != 0; ++tries) {
+        int e = errno;
+        // EINTR: retried, but boundedly: the caller goes back to poll(),
+        // which keeps the thread responsive to stop() whatever happens here.
+        if (e == EINTR && tries < kTransientTries)
             continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return Read::Empty;
-        *err = errno ? errno : EIO;
+        if (transient(e))
+            return Read::Empty;  // poll() says when to try again
+        *err = e ? e : EIO;
         return Read::Failed;
     }
     out->type = event.event_type;
@@ -89,7 +122,15 @@ VerbsDevice::Read VerbsDevice::read_event(AsyncEvent *out, int *err)
 int VerbsDevice::query_port(unsigned port, PortInfo *out)
 {
     ibv_port_attr attr;
-    int rc = ibv_query_port(context_, static_cast<uint8_t>(port), &attr);
+    int rc = 0;
+    for (int tries = 0; tries < kTransientTries; ++tries) {
+        // The verbs.h wrapper returns the errno value (some providers -1 with errno).
+        rc = ibv_query_port(context_, static_cast<uint8_t>(port), &attr);
+        if (rc < 0)
+            rc = errno ? errno : EIO;
+        if (!transient(rc))
+            break;
+    }
     if (rc != 0)
         return rc;
     out->snapshot.state = link_state_from_verbs(attr.state);
@@ -104,10 +145,17 @@ int VerbsDevice::query_port(unsigned port, PortInfo *out)
 int VerbsDevice::port_guid(unsigned port, uint64_t *guid)
 {
     ibv_gid gid;
-    if (ibv_query_gid(context_, static_cast<uint8_t>(port), 0, &gid) != 0)
-        return errno ? errno : EIO;
-    *guid = be64toh(gid.global.interface_id);
-    return 0;
+    int err = 0;
+    for (int tries = 0; tries < kTransientTries; ++tries) {
+        if (ibv_query_gid(context_, static_cast<uint8_t>(port), 0, &gid) == 0) {
+            *guid = be64toh(gid.global.interface_id);
+            return 0;
+        }
+        err = errno ? errno : EIO;
+        if (!transient(err))
+            break;
+    }
+    return err;
 }
 
 LinkState link_state_from_verbs(ibv_port_state state)

@@ -171,6 +171,10 @@ pw_diag() {
         echo "--- opensm stdout/stderr, last 25 lines:"
         tail -n 25 "$PW_OSM_OUT" || true
     fi
+    if [ -n "$PW_OSM_DIR" ] && compgen -G "$PW_OSM_DIR/sanitizer.*" >/dev/null; then
+        echo "--- sanitizer reports of opensm run $PW_OSM_RUN:"
+        head -n 80 "$PW_OSM_DIR"/sanitizer.* || true
+    fi
     if [ -n "$PW_OSM_PID" ]; then
         if kill -0 "$PW_OSM_PID" 2>/dev/null; then
             echo "--- opensm pid $PW_OSM_PID is running"
@@ -323,6 +327,11 @@ pw_init() {
     : "${abs_top_builddir:=$abs_top_srcdir}"
     PW_SRCDIR=$abs_top_srcdir
     PW_BUILDDIR=$abs_top_builddir
+    if [ -n "${PW_SANITIZER_PRELOAD:-}" ]; then
+        # shellcheck source=../sanitizers/env.sh
+        . "$PW_SRCDIR/tests/sanitizers/env.sh"
+        pw_san_env "$PW_SRCDIR/tests/sanitizers"
+    fi
 
     [ "${BASH_VERSINFO[0]}" -ge 5 ] || pw_fail "bash >= 5 is needed (EPOCHREALTIME)"
     pw_need_cmd timeout coreutils
@@ -598,6 +607,16 @@ osm_start() {
     PW_OSM_OUT=$PW_OSM_DIR/opensm.out
     PW_OSM_RC=
     rm -f "$PW_OSM_DIR/opensm.pid"
+    if [ -n "${PW_OSM_SANITIZE:-}" ]; then
+        # Sanitizer build: the runtime must be the first preloaded library
+        # (ahead of umad2sim and the instrumented simulator and plugin);
+        # reports go to files the harness checks (pw_san_check).
+        preload="${PW_SANITIZER_PRELOAD// /:}:$preload"
+        envs+=(ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$PW_OSM_DIR/sanitizer"
+               UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$PW_OSM_DIR/sanitizer"
+               TSAN_OPTIONS="$TSAN_OPTIONS:log_path=$PW_OSM_DIR/sanitizer"
+               LSAN_OPTIONS="$LSAN_OPTIONS")
+    fi
     (
         pw__close_sim_fd
         cd "$PW_OSM_DIR" || exit 1
@@ -655,6 +674,21 @@ osm_stop() {
     case $rc in
         124|137) pw_fail "opensm was killed by the harness time limit (status $rc)" ;;
     esac
+    pw_san_check
+}
+
+# pw_san_check: in a sanitizer build, fail if the last opensm run left a
+# sanitizer report (ASan, LSan, UBSan or TSan), printing it.
+pw_san_check() {
+    local f found=
+    [ -n "$PW_OSM_DIR" ] || return 0
+    for f in "$PW_OSM_DIR"/sanitizer.*; do
+        [ -e "$f" ] || continue
+        echo "---- sanitizer report $f:"
+        cat "$f"
+        found="$found $(basename "$f")"
+    done
+    [ -z "$found" ] || pw_fail "sanitizer report(s) from opensm run $PW_OSM_RUN:$found"
 }
 
 # osm_stop_clean [BOUND_S]: osm_stop and require exit status 0.
@@ -823,6 +857,7 @@ vsimctl() {
 # through LD_LIBRARY_PATH and the verbs simulator preloaded after umad2sim.
 osm_start_plugin() {
     local conf=$1; shift
+    local PW_OSM_SANITIZE=${PW_SANITIZER_PRELOAD:+1}
     osm_start "$conf" \
         LD_PRELOAD="$PW_VSIM_LIB" \
         LD_LIBRARY_PATH="$PW_PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \

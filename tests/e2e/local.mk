@@ -9,6 +9,7 @@ e2e_tests = \
 	tests/e2e/test_bounce_sweep_on_loss.sh \
 	tests/e2e/test_sigterm.sh \
 	tests/e2e/test_bad_option.sh \
+	tests/e2e/test_bad_input.sh \
 	tests/e2e/test_stock_baseline.sh
 TESTS += $(e2e_tests)
 EXTRA_DIST += $(e2e_tests) \

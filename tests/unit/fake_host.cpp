@@ -14,6 +14,8 @@ FakeHost::FakeHost() : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb} {}
 void FakeHost::log_cb(void *ctx, pw_log_level level, const char *line)
 {
     auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
     std::lock_guard<std::mutex> lock(self->mutex_);
     self->lines_.emplace_back(level, line);
     self->changed_.notify_all();
@@ -21,17 +23,25 @@ void FakeHost::log_cb(void *ctx, pw_log_level level, const char *line)
 
 pw_sm_state FakeHost::sm_state_cb(void *ctx)
 {
-    return static_cast<FakeHost *>(ctx)->sm_state.load();
+    auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
+    return self->sm_state.load();
 }
 
 uint64_t FakeHost::guid_cb(void *ctx)
 {
-    return static_cast<FakeHost *>(ctx)->guid_net.load();
+    auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
+    return self->guid_net.load();
 }
 
 int FakeHost::sweep_cb(void *ctx, int wake)
 {
     auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
     if (self->exiting)
         return -1;
     if (wake && self->on_wake)
@@ -92,6 +102,15 @@ int FakeHost::count_level(pw_log_level level) const
     int n = 0;
     for (const auto &l : lines_)
         n += l.first == level;
+    return n;
+}
+
+int FakeHost::count_logged(const std::string &needle, pw_log_level level) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    int n = 0;
+    for (const auto &l : lines_)
+        n += l.first <= level && l.second.find(needle) != std::string::npos;
     return n;
 }
 

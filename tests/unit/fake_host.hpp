@@ -23,6 +23,10 @@ public:
     std::atomic<pw_sm_state> sm_state{PW_SM_MASTER};
     std::atomic<uint64_t> guid_net{0};  // OpenSM's port GUID, network order
     std::atomic<bool> exiting{false};
+    // Set once the plugin was destroyed (OpenSM's delete() returned): from
+    // then on every callback is a call into a dead OpenSM, and is counted.
+    std::atomic<bool> closed{false};
+    std::atomic<int> calls_after_close{0};
     // Runs inside every woken sweep request, as OpenSM's sweeper may report
     // HEAVY_SWEEP_START before the request call has returned. Set before start().
     std::function<void()> on_wake;
@@ -34,6 +38,8 @@ public:
     std::vector<std::string> lines() const;
     int count(const std::string &needle) const;
     int count_level(pw_log_level level) const;
+    // Lines containing needle logged at `level` or a more severe one.
+    int count_logged(const std::string &needle, pw_log_level level) const;
     // Waits until count(needle) >= n; false on timeout.
     bool wait_for(const std::string &needle, int n = 1,
                   std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) const;

@@ -4,6 +4,10 @@ LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) $(top_srcdir)/tests/with
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) abs_top_srcdir=$(abs_top_srcdir) bash
 EXTRA_DIST += tests/with-vsim
+# Sanitizer builds: the runtime to preload ahead of instrumented libraries
+# loaded into uninstrumented programs (empty otherwise).
+AM_TESTS_ENVIRONMENT = PW_SANITIZER_PRELOAD='$(PW_SANITIZER_PRELOAD)'; export PW_SANITIZER_PRELOAD;
+EXTRA_DIST += tests/sanitizers/env.sh tests/sanitizers/asan.supp tests/sanitizers/lsan.supp tests/sanitizers/tsan.supp
 
 PW_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/verbs_sim $(BOOST_CPPFLAGS) \
 	$(IBVERBS_CFLAGS) -DBOOST_TEST_DYN_LINK
@@ -28,3 +32,12 @@ tests_unit_test_monitor_SOURCES = \
 	tests/unit/test_monitor.cpp
 tests_unit_test_monitor_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_monitor_LDADD = $(PW_TEST_LDADD)
+
+# Fault injection through the verbs simulator, against the C entry points.
+check_PROGRAMS += tests/unit/test_faults
+TESTS += tests/unit/test_faults
+tests_unit_test_faults_SOURCES = \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp \
+	tests/unit/test_faults.cpp
+tests_unit_test_faults_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+tests_unit_test_faults_LDADD = $(PW_TEST_LDADD)

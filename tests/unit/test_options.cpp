@@ -117,6 +117,15 @@ BOOST_AUTO_TEST_CASE(hostile_input_is_bounded)
     std::string garbage = "portwatch.port=\x01\xff\x7f";
     e = bad(garbage);
     BOOST_TEST(e.find("\\x01\\xff\\x7f") != std::string::npos);
+    // Escaping must not defeat the bound: each control byte shows as four
+    // characters, and the line must stay inside the logger's 512 bytes.
+    for (const std::string &token : {"portwatch.port=" + std::string(300, '\x13'),
+                                     "portwatch." + std::string(300, '\xff') + "=1",
+                                     "portwatch" + std::string(300, '\x01')}) {
+        e = bad(token);
+        BOOST_TEST(e.size() < 300u, e);
+        BOOST_TEST(e.find("...") != std::string::npos, e);
+    }
     // A megabyte of other plugins' tokens is fine.
     std::string many;
     for (int i = 0; i < 50000; ++i)

@@ -120,39 +120,42 @@ T lookup(const std::string &cmd, const std::string &what, const std::string &tex
     bad(cmd + ": bad " + what + " '" + text + "' (want " + choices + ")");
 }
 
+// The lookup tables are built once and never destroyed (see
+// no_destructor.hpp): the control socket thread may still be running a
+// command while exit() runs static destructors in the host.
 const std::map<std::string, ibv_port_state> &states()
 {
-    static const std::map<std::string, ibv_port_state> table = {{"down", IBV_PORT_DOWN},
+    static const auto *table = new std::map<std::string, ibv_port_state>{{"down", IBV_PORT_DOWN},
                                                                 {"init", IBV_PORT_INIT},
                                                                 {"armed", IBV_PORT_ARMED},
                                                                 {"active", IBV_PORT_ACTIVE}};
-    return table;
+    return *table;
 }
 
 const std::map<std::string, Style> &styles()
 {
-    static const std::map<std::string, Style> table = {
+    static const auto *table = new std::map<std::string, Style>{
         {"mlx5", Style::mlx5}, {"mlx4", Style::mlx4}, {"rxe", Style::rxe}};
-    return table;
+    return *table;
 }
 
 const std::map<std::string, uint8_t> &phys_names()
 {
-    static const std::map<std::string, uint8_t> table = {
+    static const auto *table = new std::map<std::string, uint8_t>{
         {"polling", kPhysPolling}, {"disabled", kPhysDisabled}, {"linkup", kPhysLinkUp}};
-    return table;
+    return *table;
 }
 
 const std::map<std::string, uint8_t> &links()
 {
-    static const std::map<std::string, uint8_t> table = {{"ib", IBV_LINK_LAYER_INFINIBAND},
+    static const auto *table = new std::map<std::string, uint8_t>{{"ib", IBV_LINK_LAYER_INFINIBAND},
                                                          {"eth", IBV_LINK_LAYER_ETHERNET}};
-    return table;
+    return *table;
 }
 
 const std::map<std::string, ibv_event_type> &event_types()
 {
-    static const std::map<std::string, ibv_event_type> table = {
+    static const auto *table = new std::map<std::string, ibv_event_type>{
         {"port_err", IBV_EVENT_PORT_ERR},
         {"port_active", IBV_EVENT_PORT_ACTIVE},
         {"lid_change", IBV_EVENT_LID_CHANGE},
@@ -161,27 +164,27 @@ const std::map<std::string, ibv_event_type> &event_types()
         {"sm_change", IBV_EVENT_SM_CHANGE},
         {"client_reregister", IBV_EVENT_CLIENT_REREGISTER},
         {"device_fatal", IBV_EVENT_DEVICE_FATAL}};
-    return table;
+    return *table;
 }
 
 const std::map<std::string, Call> &calls()
 {
-    static const std::map<std::string, Call> table = {{"get_device_list", Call::get_device_list},
+    static const auto *table = new std::map<std::string, Call>{{"get_device_list", Call::get_device_list},
                                                       {"open_device", Call::open_device},
                                                       {"query_device", Call::query_device},
                                                       {"query_port", Call::query_port},
                                                       {"query_gid", Call::query_gid},
                                                       {"query_pkey", Call::query_pkey},
                                                       {"get_async_event", Call::get_async_event}};
-    return table;
+    return *table;
 }
 
 const std::map<std::string, int> &errno_names()
 {
-    static const std::map<std::string, int> table = {
+    static const auto *table = new std::map<std::string, int>{
         {"EIO", EIO},       {"EINTR", EINTR},   {"EAGAIN", EAGAIN}, {"ENODEV", ENODEV},
         {"ENOMEM", ENOMEM}, {"EINVAL", EINVAL}, {"EPERM", EPERM},   {"EBUSY", EBUSY}};
-    return table;
+    return *table;
 }
 
 // Device names end up in struct ibv_device.name and in sysfs-like paths.
@@ -270,6 +273,20 @@ Reply cmd_remove(const Args &a)
     return Registry::instance().remove(device_name(a), flags.count("abrupt") > 0);
 }
 
+Reply cmd_delay(const Args &a)
+{
+    check_shape(a, 1, 1, {"ms", "count"});
+    Call call = lookup(a.command, "call", a.words.at(0), calls());
+    auto ms = option(a, "ms");
+    if (!ms)
+        bad("delay: ms=N is required");
+    unsigned count = 1;
+    if (auto v = option(a, "count"))
+        count = static_cast<unsigned>(parse_number(a.command, "count", *v, 0, 1000000));
+    return Registry::instance().set_delay(
+        call, static_cast<unsigned>(parse_number(a.command, "ms", *ms, 0, 60000)), count);
+}
+
 Reply cmd_fail(const Args &a)
 {
     check_shape(a, 1, 1, {"errno", "count"});
@@ -328,19 +345,20 @@ Reply cmd_reset(const Args &a)
 
 const std::map<std::string, std::function<Reply(const Args &)>> &commands()
 {
-    static const std::map<std::string, std::function<Reply(const Args &)>> table = {
+    static const auto *table = new std::map<std::string, std::function<Reply(const Args &)>>{
         {"add", cmd_add},
         {"port", cmd_port},
         {"event", cmd_event},
         {"fatal", cmd_fatal},
         {"remove", cmd_remove},
         {"fail", cmd_fail},
+        {"delay", cmd_delay},
         {"wait-open", cmd_wait_open},
         {"wait-closed", cmd_wait_closed},
         {"stats", cmd_stats},
         {"last-event", cmd_last_event},
         {"reset", cmd_reset}};
-    return table;
+    return *table;
 }
 
 } // namespace

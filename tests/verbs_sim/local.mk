@@ -27,7 +27,7 @@ tests_verbs_sim_libvsim_la_SOURCES = \
 	tests/verbs_sim/vsim.h
 # Only the verbs headers: the simulator must not link the real libibverbs.
 tests_verbs_sim_libvsim_la_CPPFLAGS = $(AM_CPPFLAGS) $(IBVERBS_CFLAGS)
-tests_verbs_sim_libvsim_la_LDFLAGS = -module -avoid-version -shared -rpath $(abs_builddir) \
+tests_verbs_sim_libvsim_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath $(abs_builddir) \
 	-Wl,--version-script=$(srcdir)/tests/verbs_sim/libvsim.map
 tests_verbs_sim_libvsim_la_LIBADD = -lpthread
 EXTRA_tests_verbs_sim_libvsim_la_DEPENDENCIES = $(srcdir)/tests/verbs_sim/libvsim.map
@@ -50,7 +50,7 @@ tests_verbs_sim_test_verbs_sim_SOURCES = \
 	tests/verbs_sim/test_helpers.cpp \
 	tests/verbs_sim/test_helpers.hpp
 tests_verbs_sim_test_verbs_sim_CPPFLAGS = $(AM_CPPFLAGS) $(BOOST_CPPFLAGS) $(IBVERBS_CFLAGS)
-tests_verbs_sim_test_verbs_sim_LDFLAGS = $(BOOST_LDFLAGS)
+tests_verbs_sim_test_verbs_sim_LDFLAGS = $(AM_LDFLAGS) $(BOOST_LDFLAGS)
 tests_verbs_sim_test_verbs_sim_LDADD = $(BOOST_UNIT_TEST_FRAMEWORK_LIB) $(IBVERBS_LIBS) -lpthread -ldl
 
 EXTRA_DIST += \

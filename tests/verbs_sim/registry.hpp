@@ -72,6 +72,7 @@ public:
     Reply fatal(const std::string &name);
     Reply remove(const std::string &name, bool abrupt);
     Reply set_fault(Call call, int err, unsigned count);
+    Reply set_delay(Call call, unsigned ms, unsigned count);
     Reply wait_open(const std::string &name, int timeout_ms);
     Reply wait_closed(const std::string &name, int timeout_ms);
     Reply stats(const std::optional<std::string> &name);
@@ -91,6 +92,9 @@ public:
     int query_pkey(ibv_context *context, uint8_t port_num, int index, __be16 *pkey);
     int get_async_event(ibv_context *context, ibv_async_event *event);
     void ack_async_event(const ibv_async_event *event);
+    // Sleeps for an armed `delay` of `call`, if any, without holding the
+    // registry lock (other threads and the control socket go on meanwhile).
+    void pause(Call call);
 
 private:
     // All helpers expect mu_ to be held.
@@ -118,6 +122,10 @@ private:
         int err = 0;
         unsigned count = 0;
     };
+    struct Delay {
+        unsigned ms = 0;
+        unsigned count = 0;
+    };
 
     std::mutex mu_;
     std::condition_variable changed_;                // contexts opened/closed/died
@@ -126,6 +134,7 @@ private:
     std::map<ibv_device **, std::vector<Device *>> lists_;
     std::deque<Delivered> unacked_;
     std::array<Fault, kCallCount> faults_{};
+    std::array<Delay, kCallCount> delays_{};
     unsigned epoch_ = 0;
     int64_t last_event_ns_ = 0; // CLOCK_MONOTONIC when an event was last queued
     uint64_t next_context_id_ = 1;

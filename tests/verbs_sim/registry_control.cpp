@@ -1,8 +1,9 @@
-// Control-only operations: fault injection, statistics, waiting for the
+// Control-only operations: fault injection and delays, statistics, waiting for the
 // code under test to open or close a device, and reset between test cases.
 #include "registry.hpp"
 
 #include <chrono>
+#include <thread>
 
 namespace vsim {
 
@@ -22,6 +23,27 @@ Reply Registry::set_fault(Call call, int err, unsigned count)
     std::lock_guard<std::mutex> lock(mu_);
     faults_[static_cast<std::size_t>(call)] = Fault{err, count};
     return Reply::success();
+}
+
+Reply Registry::set_delay(Call call, unsigned ms, unsigned count)
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    delays_[static_cast<std::size_t>(call)] = Delay{ms, count};
+    return Reply::success();
+}
+
+void Registry::pause(Call call)
+{
+    unsigned ms = 0;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        Delay &d = delays_[static_cast<std::size_t>(call)];
+        if (d.count == 0)
+            return;
+        d.count--;
+        ms = d.ms;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
 Reply Registry::stats(const std::optional<std::string> &name)
@@ -95,6 +117,7 @@ Reply Registry::reset()
             remove_locked(*d, true);
     epoch_++;
     faults_ = {};
+    delays_ = {};
     next_uverbs_ = 0;
     next_lid_ = 1;
     next_guid_ = 1;

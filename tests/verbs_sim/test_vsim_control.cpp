@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,7 +28,15 @@ namespace {
 
 std::vector<std::string> preload_env(const std::vector<std::string> &extra)
 {
-    std::vector<std::string> env{"LD_PRELOAD=" + libvsim_path(), "PATH=/usr/bin:/bin"};
+    // A sanitizer build's simulator needs the sanitizer runtime loaded first
+    // (tests/with-vsim passes it on), with the same options.
+    std::string preload = libvsim_path();
+    if (const char *runtime = std::getenv("PW_SANITIZER_PRELOAD"); runtime && *runtime)
+        preload = std::string(runtime) + " " + preload;
+    std::vector<std::string> env{"LD_PRELOAD=" + preload, "PATH=/usr/bin:/bin"};
+    for (const char *name : {"ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"})
+        if (const char *value = std::getenv(name))
+            env.push_back(std::string(name) + "=" + value);
     env.insert(env.end(), extra.begin(), extra.end());
     return env;
 }

@@ -193,6 +193,31 @@ BOOST_AUTO_TEST_CASE(fault_injection)
     BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == 0);
 }
 
+// A delay makes the next calls slow (the plugin is caught inside them:
+// e.g. SIGTERM during create()), without blocking other threads.
+BOOST_AUTO_TEST_CASE(delays)
+{
+    ok("add mlx5_0");
+    DeviceList list = device_list();
+    ibv_device *dev = find_device(list, "mlx5_0");
+    ok("delay open_device ms=150 count=1");
+    auto t0 = std::chrono::steady_clock::now();
+    std::thread other([] { ok("stats"); });  // the registry is not locked meanwhile
+    ContextPtr ctx(ibv_open_device(dev));
+    auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+    long long slow = ms(std::chrono::steady_clock::now() - t0);
+    other.join();
+    BOOST_REQUIRE(ctx);
+    BOOST_TEST(slow >= 150);
+    t0 = std::chrono::steady_clock::now();
+    ContextPtr again(ibv_open_device(dev));
+    BOOST_REQUIRE(again);
+    BOOST_TEST(ms(std::chrono::steady_clock::now() - t0) < 100);
+    ok("delay query_port ms=0 count=0");
+    error("delay nosuch ms=1");
+    error("delay query_port");
+}
+
 BOOST_AUTO_TEST_CASE(wait_open_and_wait_closed)
 {
     ok("add mlx5_0");

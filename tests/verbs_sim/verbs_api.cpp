@@ -42,6 +42,7 @@ extern "C" {
 
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {
+    Registry::instance().pause(vsim::Call::get_device_list);
     return guarded("ibv_get_device_list", static_cast<ibv_device **>(nullptr),
                    [&] { return Registry::instance().get_device_list(num_devices); });
 }
@@ -63,6 +64,7 @@ __be64 ibv_get_device_guid(struct ibv_device *device)
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
+    Registry::instance().pause(vsim::Call::open_device);
     return guarded("ibv_open_device", static_cast<ibv_context *>(nullptr),
                    [&] { return Registry::instance().open_device(device); });
 }
@@ -74,6 +76,7 @@ int ibv_close_device(struct ibv_context *context)
 
 int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device_attr)
 {
+    Registry::instance().pause(vsim::Call::query_device);
     return Registry::instance().query_device(context, device_attr);
 }
 
@@ -82,22 +85,26 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *device
 int ibv_query_port(struct ibv_context *context, uint8_t port_num,
                    struct _compat_ibv_port_attr *port_attr)
 {
+    Registry::instance().pause(vsim::Call::query_port);
     return Registry::instance().query_port(context, port_num,
                                            reinterpret_cast<ibv_port_attr *>(port_attr));
 }
 
 int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, union ibv_gid *gid)
 {
+    Registry::instance().pause(vsim::Call::query_gid);
     return Registry::instance().query_gid(context, port_num, index, gid);
 }
 
 int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __be16 *pkey)
 {
+    Registry::instance().pause(vsim::Call::query_pkey);
     return Registry::instance().query_pkey(context, port_num, index, pkey);
 }
 
 int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
+    Registry::instance().pause(vsim::Call::get_async_event);
     return guarded("ibv_get_async_event", -1,
                    [&] { return Registry::instance().get_async_event(context, event); });
 }
