@@ -72,13 +72,13 @@ std::vector<std::string> Devices::scan(TimePoint now)
     }
     resolve();
     if (!missing_something()) {
-        retry_at_.reset();
+        retrying_ = false;
         retry_delay_ = kFirstRetry;
         outage_logged_ = false;
         return opened;
     }
     schedule_retry(now);
-    long long in_ms = static_cast<long long>((*retry_at_ - now) / Millis(1));
+    long long in_ms = static_cast<long long>((retry_at_ - now) / Millis(1));
     // One line for each new failure and one when an outage begins; the
     // retries after that are logged at debug level only.
     for (const std::string &problem : news)
@@ -124,7 +124,7 @@ void Devices::lose(const std::string &name, const char *why, TimePoint now)
         return;
     schedule_retry(now);
     host_.log(PW_LOG_ERROR, "verbs device %s failed (%s): closed it, reopening in %lld ms",
-              name.c_str(), why, static_cast<long long>((*retry_at_ - now) / Millis(1)));
+              name.c_str(), why, static_cast<long long>((retry_at_ - now) / Millis(1)));
 }
 
 bool Devices::missing_something() const
@@ -138,6 +138,7 @@ bool Devices::missing_something() const
 void Devices::schedule_retry(TimePoint now)
 {
     retry_at_ = now + retry_delay_;
+    retrying_ = true;
     retry_delay_ = std::min(retry_delay_ * 2, retry_max_);
 }
 

@@ -48,7 +48,11 @@ public:
     std::vector<VerbsDevice *> open_devices() const;
 
     // When scan() should run again; empty while nothing wanted is missing.
-    std::optional<TimePoint> retry_at() const { return retry_at_; }
+    std::optional<TimePoint> retry_at() const
+    {
+        return retrying_ ? std::optional<TimePoint>(retry_at_) : std::nullopt;
+    }
+    bool retry_due(TimePoint now) const { return retrying_ && retry_at_ <= now; }
 
     // Decides the watched port from the spec (and OpenSM's port GUID for
     // "auto"); logs when the answer changes. True if it changed.
@@ -68,7 +72,11 @@ private:
     PortSpec spec_;
     Millis retry_max_;
     Millis retry_delay_;
-    std::optional<TimePoint> retry_at_;
+    // Not an optional: both fields are always defined. GCC evaluates
+    // "retry && *retry <= now" on an optional by reading the payload first,
+    // which valgrind reports as a jump on an uninitialised value.
+    TimePoint retry_at_{};
+    bool retrying_ = false;
     std::map<std::string, std::unique_ptr<VerbsDevice>> open_;
     std::map<std::string, int> failed_;  // listed, wanted, but would not open: errno
     int list_error_ = 0;                 // errno of a failing device list, 0 when fine

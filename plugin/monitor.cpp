@@ -135,7 +135,7 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<s
         host_.log(PW_LOG_INFO, "hold-off over: %s [action=%s]", d.reason, action_name(d.action));
         apply(d, deferred_event_time_);
     }
-    if (std::optional<TimePoint> retry = devices_.retry_at(); retry && *retry <= now)
+    if (devices_.retry_due(now))
         rescan(now);
 }
 
