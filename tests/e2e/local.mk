@@ -8,11 +8,13 @@ e2e_tests = \
 	tests/e2e/test_bounce_rxe.sh \
 	tests/e2e/test_bounce_sweep_on_loss.sh \
 	tests/e2e/test_sigterm.sh \
+	tests/e2e/test_lifecycle.sh \
 	tests/e2e/test_bad_option.sh \
 	tests/e2e/test_bad_input.sh \
 	tests/e2e/test_stock_baseline.sh
 TESTS += $(e2e_tests)
 EXTRA_DIST += $(e2e_tests) \
 	tests/e2e/lib.sh \
+	tests/stress/lifecycle.sh \
 	tests/e2e/test_bounce.sh \
 	tests/e2e/README.md
