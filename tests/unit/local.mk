@@ -7,7 +7,9 @@ EXTRA_DIST += tests/with-vsim
 # Sanitizer builds: the runtime to preload ahead of instrumented libraries
 # loaded into uninstrumented programs (empty otherwise).
 AM_TESTS_ENVIRONMENT = PW_SANITIZER_PRELOAD='$(PW_SANITIZER_PRELOAD)'; export PW_SANITIZER_PRELOAD;
-EXTRA_DIST += tests/sanitizers/env.sh tests/sanitizers/asan.supp tests/sanitizers/lsan.supp tests/sanitizers/tsan.supp
+EXTRA_DIST += tests/sanitizers/env.sh tests/sanitizers/asan.supp tests/sanitizers/lsan.supp \
+	tests/sanitizers/tsan.supp tests/sanitizers/valgrind.supp tests/stress/valgrind.sh \
+	tests/fuzz/fuzz_options.cpp tests/fuzz/fuzz_policy.cpp
 
 PW_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/verbs_sim $(BOOST_CPPFLAGS) \
 	$(IBVERBS_CFLAGS) -DBOOST_TEST_DYN_LINK
