@@ -64,10 +64,10 @@ stop_case idle
 start_case after 100
 mark=$(log_lines "$PW_OSM_LOG")
 link_down
-wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 2 "$mark"
+wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 10 "$mark"
 pw_sleep 0.2
 link_back
-wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=sweep\]' 2 "$mark"
+wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=sweep\]' 10 "$mark"
 stop_case after
 [ "$(counter sweeps)" = 1 ] || pw_fail "after: sweeps=$(counter sweeps), expected 1"
 
@@ -75,17 +75,17 @@ stop_case after
 start_case deferred 3000
 mark=$(log_lines "$PW_OSM_LOG")
 link_down
-wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 2 "$mark"
+wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 10 "$mark"
 link_back
-wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=sweep\]' 2 "$mark"
+wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=sweep\]' 10 "$mark"
 wait_log "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" 5 "$PW_MATCH_LINE"
 wait_port_state Hca1 1 Active 2 || pw_fail "deferred: SM port is $PW_PORT_STATE after the first return"
 vsimctl port "$DEV" 1 state=active
 mark=$(log_lines "$PW_OSM_LOG")
 link_down
-wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 2 "$mark"
+wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 10 "$mark"
 link_back
-wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=defer\]' 2 "$mark"
+wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=defer\]' 10 "$mark"
 pw_log "plugin: ${PW_MATCH_TEXT#*portwatch: }"
 mark=$(log_lines "$PW_OSM_LOG")
 stop_case deferred
