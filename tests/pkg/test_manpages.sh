@@ -80,7 +80,7 @@ for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened v
             'OpenSM has not chosen its port yet; watching every ' \
             '%s %s -> %s (%s): %s, %s%s%s [action=%s]' '"; SM is "' 'hold-off over: %s [action=%s]' \
             'telemetry: %s %.3f ms after the port event' 'OpenSM is exiting: sweep not requested' \
-            'verbs device %s failed (%s): closed it, reopening in %lld ms' 'cannot open verbs device %s: %s' \
+            'verbs device %s failed (%s): closed it, reopening in %lld ms' '"cannot open verbs device "' \
             'warning: no usable verbs device' 'of the watched port is not back; retrying in %lld ms' \
             'poll failed: %s; event thread stops' \
             'stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu ' \
