@@ -27,24 +27,28 @@ pw_ensure_packages() {
 }
 
 # pw_build_if_needed TOP BUILD NAME: make sure BUILD holds libportwatch.so
-# and the check-only verbs simulator (libvsim.so, vsimctl), newer than their
-# sources; otherwise autoreconf (if there is no configure), configure (if
-# there is no Makefile), make, and make the simulator targets. The output
-# goes to a log file that is shown only on failure.
+# and the check-only verbs simulator (libvsim.so, vsimctl), newer than the
+# sources they are built from; otherwise autoreconf (if there is no
+# configure), configure (if there is no Makefile), make, and make the
+# simulator targets. The output goes to a log file shown only on failure.
+# The build runs in its own process group, stopped with it on INT/TERM.
 pw_build_if_needed() {
-    local top=$1 build=$2 name=$3 f stale= log
-    for f in plugin/.libs/libportwatch.so tests/verbs_sim/.libs/libvsim.so tests/verbs_sim/vsimctl; do
-        if [ ! -e "$build/$f" ] || [ -n "$(find "$top/plugin" "$top/include" "$top/tests/verbs_sim" \
-            -newer "$build/$f" \( -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' \) \
-            -print -quit)" ]; then
-            stale=1
-        fi
-    done
+    local top=$1 build=$2 name=$3 stale= log pid rc=0
+    pw__newer() {   # ARTIFACT DIR...: a source in DIR... is newer than ARTIFACT
+        local f=$1; shift
+        [ ! -e "$f" ] || [ -n "$(find "$@" -newer "$f" \( -name '*.c' -o -name '*.cpp' -o -name '*.h' \
+            -o -name '*.hpp' -o -name '*.map' \) ! -name 'test_*' -print -quit)" ]
+    }
+    pw__newer "$build/plugin/.libs/libportwatch.so" "$top/plugin" "$top/include" && stale=1
+    pw__newer "$build/tests/verbs_sim/.libs/libvsim.so" "$top/tests/verbs_sim" && stale=1
+    pw__newer "$build/tests/verbs_sim/vsimctl" "$top/tests/verbs_sim" && stale=1
     [ -n "$stale" ] || return 0
     echo "$name: building portwatch (autoreconf, configure, make; about a minute) ..."
     log=$(mktemp "${TMPDIR:-/tmp}/portwatch-build.XXXXXX")
-    if ! (
+    # shellcheck disable=SC2016  # expanded by the inner bash
+    setsid bash -c '
         set -e
+        top=$1 build=$2
         cd "$build"
         jobs=$(nproc 2>/dev/null || echo 2)
         if [ ! -f Makefile ]; then
@@ -53,7 +57,12 @@ pw_build_if_needed() {
         fi
         make -j"$jobs"
         make -j"$jobs" tests/verbs_sim/libvsim.la tests/verbs_sim/vsimctl
-    ) >"$log" 2>&1; then
+    ' _ "$top" "$build" >"$log" 2>&1 </dev/null &
+    pid=$!
+    trap 'kill -TERM -- -'"$pid"' 2>/dev/null; echo "$name: build interrupted" >&2; exit 130' INT TERM
+    wait "$pid" || rc=$?
+    trap - INT TERM
+    if [ "$rc" != 0 ]; then
         echo "$name: build failed; the last lines of $log:" >&2
         tail -n 25 "$log" >&2
         return 1

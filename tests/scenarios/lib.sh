@@ -166,11 +166,13 @@ scen_vsim_active() {
 }
 
 # scen_loss 'IBSIM COMMAND': the SM's link goes down. Sets SCEN_MARK_LOSS
-# (log line count before), SCEN_T_LOSS (command written, harness clock).
+# (log line count before), SCEN_T_LOSS (harness clock just before the
+# command is written: taken after the write, a busy machine could let ibsim
+# and opensm act, and log, before the harness reads its clock).
 scen_loss() {
     SCEN_MARK_LOSS=$(log_lines "$PW_OSM_LOG")
+    pw__now; SCEN_T_LOSS=$PW_NOW
     sim_cmd "$1"
-    SCEN_T_LOSS=$PW_SIM_T_US
     scen_vsim_down
 }
 
@@ -178,8 +180,8 @@ scen_loss() {
 # SCEN_T_BACK (the reference instant of every measured time).
 scen_back() {
     SCEN_MARK_BACK=$(log_lines "$PW_OSM_LOG")
+    pw__now; SCEN_T_BACK=$PW_NOW
     sim_cmd "$1"
-    SCEN_T_BACK=$PW_SIM_T_US
     scen_vsim_back
 }
 
@@ -211,8 +213,8 @@ scen_mid_sweep_loss() {
     SCEN_HUP_LINE=$PW_MATCH_LINE
     pw__sim_read
     PW_SIM_ACC=
-    printf '%s\n' "$cmd" >&"$PW_SIM_FD"
     pw__now; SCEN_T_LOSS=$PW_NOW
+    printf '%s\n' "$cmd" >&"$PW_SIM_FD"
     kill -CONT "$ipid"
     for i in $(seq 500); do
         pw__sim_read

@@ -47,7 +47,10 @@ start_sm() {   # TAG HOST PRIORITY NODE_GUID PORT_GUID
     fi
 }
 
-start_pair() {
+# start_pair_once: a fresh ibsim, the master on Hca1, the standby on Hca2.
+# Returns 1 when the master's sweep after the standby's trap 144 does not
+# end (see below).
+start_pair_once() {
     scen_fabric
     sim_start "$SCEN_NET"
     SCEN_AT_SWITCH=Switch1 SCEN_AT_PORT=1
@@ -55,6 +58,8 @@ start_pair() {
     osm_wait_up 10
     wait_port_state Hca1 1 Active 5 || pw_fail "master's port is $PW_PORT_STATE after SUBNET UP"
     scen_slot_save master
+    local mstart
+    mstart=$(log_lines "$PW_OSM_LOG")
     scen_slot_clear
     SCEN_AT_SWITCH=Switch2 SCEN_AT_PORT=1
     start_sm standby Hca2 5 0x0000000000100003 0x0000000000100004
@@ -62,6 +67,50 @@ start_pair() {
     pw_log "standby: ${PW_MATCH_TEXT#*-> }"
     scen_slot_save standby
     scen_slot_use master
+    # The standby announces itself with trap 144; the master answers with a
+    # heavy sweep that asks the standby for its SMInfo. That sweep must end
+    # before anything else happens. Under ibsim/umad2sim an SMP whose answer
+    # is lost is never timed out (no kernel MAD layer), and an opensm waiting
+    # for it never sweeps again: seen here now and then for the master's
+    # SMInfo request to the standby, with no cable touched (README.md).
+    if wait_log_soft "$PW_OSM_LOG" 'num:144' 3 "$mstart"; then
+        wait_log_soft "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" 5 "$PW_MATCH_LINE" || return 1
+    fi
+    return 0
+}
+
+# abort_pair: stop both opensm (SIGKILL if they hang) and ibsim.
+abort_pair() {
+    local slot i
+    for slot in standby master; do
+        [ -n "${SCEN_SLOTS[$slot]:-}" ] || continue
+        scen_slot_use "$slot"
+        if osm_alive; then
+            kill -TERM "$PW_OSM_PID" 2>/dev/null || true
+            for i in $(seq 60); do osm_alive || break; pw_sleep 0.05; done
+            if osm_alive; then kill -KILL "$PW_OSM_PID" 2>/dev/null || true; fi
+        fi
+        wait "$PW_OSM_WRAP_PID" 2>/dev/null || true
+        PW_OSM_WRAP_PID=
+        scen_slot_save "$slot"
+    done
+    sim_stop
+    SCEN_SLOTS=()
+}
+
+# start_pair: start_pair_once, again (up to 3 times) if the simulator lost
+# the master's SMInfo answer. PAIR_NOTE says so in the result rows.
+PAIR_NOTE=
+start_pair() {
+    local try
+    PAIR_NOTE=
+    for try in 1 2 3; do
+        start_pair_once && return 0
+        pw_log "master stuck in its sweep after the standby's trap 144 (an SMInfo answer lost by the simulator): starting the pair again"
+        PAIR_NOTE="pair restarted $try x: simulator lost the master's SMInfo answer"
+        abort_pair
+    done
+    pw_fail "the master stayed stuck after the standby's trap 144 in 3 fresh pairs"
 }
 
 stop_sm() {   # SLOT
@@ -116,7 +165,7 @@ for run in "${runs[@]}"; do
         scen_back 'ReLink "Hca1"[1]'
         scen_note_hook() {
             sm_report standby "$sb"
-            echo "standby: became MASTER ${SR_MASTER}x, heavy sweeps $SR_HEAVY, plugin requests $SR_TAGGED"
+            echo "standby: became MASTER ${SR_MASTER}x, heavy sweeps $SR_HEAVY, plugin requests $SR_TAGGED${PAIR_NOTE:+; $PAIR_NOTE}"
         }
         scen_finish_case two_sms master-bounce
         unset -f scen_note_hook
@@ -136,12 +185,14 @@ for run in "${runs[@]}"; do
         mL=$(log_mark master)
         scen_slot_save master; scen_slot_use standby
         sL=$(log_lines "$PW_OSM_LOG")
-        sim_cmd 'Unlink "Hca2"[1]'; SCEN_T_LOSS=$PW_SIM_T_US
+        pw__now; SCEN_T_LOSS=$PW_NOW
+        sim_cmd 'Unlink "Hca2"[1]'
         scen_vsim_down
         pw_sleep "$SCEN_DOWN_S"
         mB=$(log_mark master)
         sB=$(log_lines "$PW_OSM_LOG")
-        sim_cmd 'ReLink "Hca2"[1]'; SCEN_T_BACK=$PW_SIM_T_US
+        pw__now; SCEN_T_BACK=$PW_NOW
+        sim_cmd 'ReLink "Hca2"[1]'
         scen_vsim_back
         scen_slot_save standby; scen_slot_use master
         # The master handles it: measure in its log.
@@ -159,7 +210,7 @@ for run in "${runs[@]}"; do
         if scen_check_fabric; then rec=yes; else rec="no: $SCEN_CHECK"; fi
         scen_count_sweeps "$mL"
         sm_report standby "$sL"
-        note="by the master (trap 128); standby: heavy sweeps $SR_HEAVY, plugin requests $SR_TAGGED, 'SM is STANDBY [action=none]' lines $SR_NONE"
+        note="by the master (trap 128); standby: heavy sweeps $SR_HEAVY, plugin requests $SR_TAGGED, 'SM is STANDBY [action=none]' lines $SR_NONE${PAIR_NOTE:+; $PAIR_NOTE}"
         scen_row two_sms standby-bounce "$SCEN_N_HEAVY" "$SCEN_N_PW" "$rec" "$note"
         if [ "$SCEN_MODE" = plugin ]; then
             [ "$SR_TAGGED" = 0 ] || scen_fail_case "two_sms/standby-bounce $SCEN_STYLE: the standby's plugin requested $SR_TAGGED actions"
@@ -204,7 +255,7 @@ for run in "${runs[@]}"; do
         scen_slot_save standby; scen_slot_use master
         m_sweeps=$(count_log "$PW_OSM_LOG" "$SCEN_RE_SWEEP" "$mL")
         m_marks=$(count_log "$PW_OSM_LOG" 'portwatch: .* -> DOWN .*\[action=mark\]' "$mL")
-        note="times from the master's loss; standby became MASTER after $(scen__ms "$took") ms; standby plugin requests $sb_tagged; master plugin: marks $m_marks, sweeps $m_sweeps"
+        note="times from the master's loss; standby became MASTER after $(scen__ms "$took") ms; standby plugin requests $sb_tagged; master plugin: marks $m_marks, sweeps $m_sweeps${PAIR_NOTE:+; $PAIR_NOTE}"
         scen_row two_sms master-dies "$SCEN_N_HEAVY" "$SCEN_N_PW" "$rec" "$note"
         if [ "$SCEN_MODE" = plugin ]; then
             [ -n "$took" ] || scen_fail_case "two_sms/master-dies $SCEN_STYLE: the standby did not take over within 20 s"
