@@ -74,9 +74,13 @@ done < <(sed -n 's/.*parse_millis(value, \([0-9]*\), \([0-9]*\),.*/\1 \2/p' "$op
 # Log lines portwatch.8 documents, as fixed text that must be in the code.
 code=$(cat "$srcdir"/plugin/*.cpp)
 for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened verbs device %s (%u ports)' \
-            '%s is %s (phys state %u, LID %u)' 'watching %s (port GUID 0x%016llx, %s)' \
+            '%s is %s (phys state %u, LID %u)' '%s came back with port GUID 0x%016llx (was 0x%016llx)' \
+            '%s event %s: not a port event, ignored' '%s %s: not the watched port, ignored' \
+            'watching %s (port GUID 0x%016llx, %s)' \
             "OpenSM's bound port" 'named by portwatch.port' \
             'is on no open verbs port%s; watching every ' 'InfiniBand port until it resolves' \
+            '"; the GID query of "' '"cannot list verbs devices: "' '%s; retrying in %lld ms' \
+            'verbs device(s) that failed to open may hold the watched port; ' \
             'OpenSM has not chosen its port yet; watching every ' \
             '%s %s -> %s (%s): %s, %s%s%s [action=%s]' '"; SM is "' 'hold-off over: %s [action=%s]' \
             'telemetry: %s %.3f ms after the port event' 'OpenSM is exiting: sweep not requested' \
