@@ -60,7 +60,8 @@ LIBDIR=/usr/lib/$MA
 SO=$LIBDIR/libportwatch.so
 DOCDIR=/usr/share/doc/$PKG
 
-# Always leave the machine without the package, then the harness's cleanup.
+# Always leave the machine without the package (the harness calls
+# pw_cleanup_hook on exit, whatever happened).
 td_purge() {
     [ -n "$PW_DEB_INSTALLED" ] || return 0
     if dpkg-query -W -f='${db:Status-Abbrev}' "$PKG" 2>/dev/null | grep -q '^[ihrc]'; then
@@ -69,13 +70,9 @@ td_purge() {
     fi
     PW_DEB_INSTALLED=
 }
-td_on_exit() {
-    local rc=$?
+pw_cleanup_hook() {
     td_purge
-    (exit "$rc")
-    pw__on_exit
 }
-trap td_on_exit EXIT
 
 # dpkg ARGS...: dpkg, waiting (up to 5 min) while another dpkg or apt holds its lock.
 td_dpkg() {
