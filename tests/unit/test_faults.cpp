@@ -475,8 +475,8 @@ BOOST_AUTO_TEST_CASE(query_gid_fails)
     vsim("fail query_gid errno=EIO count=1");
     Plugin plugin(host);
     BOOST_TEST(host.count("port GUID 0x0002c90300002001 (OpenSM's bound port) is on no open verbs "
-                          "port; the GID query of mlx5_0:1 failed: Input/output error; watching "
-                          "every InfiniBand port until it resolves") == 1,
+                          "port; watching every InfiniBand port until it resolves (the GID query "
+                          "of mlx5_0:1 failed: Input/output error)") == 1,
                host.dump());
     vsim("port mlx5_0 1 state=down");
     expect_log(host, "watching mlx5_0:1 (port GUID 0x0002c90300002001, OpenSM's bound port)");
