@@ -76,11 +76,11 @@ code=$(cat "$srcdir"/plugin/*.cpp)
 for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened verbs device %s (%u ports)' \
             '%s is %s (phys state %u, LID %u)' 'watching %s (port GUID 0x%016llx, %s)' \
             "OpenSM's bound port" 'named by portwatch.port' \
-            'is on no open verbs port%s; watching every ' 'InfiniBand port until it resolves' \
+            'is on no open verbs port; watching every ' 'InfiniBand port until it resolves' \
             'OpenSM has not chosen its port yet; watching every ' \
             '%s %s -> %s (%s): %s, %s%s%s [action=%s]' '"; SM is "' 'hold-off over: %s [action=%s]' \
             'telemetry: %s %.3f ms after the port event' 'OpenSM is exiting: sweep not requested' \
-            'verbs device %s failed (%s): closed it, reopening in %lld ms' '"cannot open verbs device "' \
+            'verbs device %s failed (%s): closed it, reopening in %lld ms' 'cannot open verbs device %s: %s' 'cannot list verbs devices: %s' \
             'warning: no usable verbs device' 'of the watched port is not back; retrying in %lld ms' \
             'poll failed: %s; event thread stops' \
             'stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu ' \
