@@ -3,6 +3,7 @@
 #include <endian.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -10,7 +11,15 @@ namespace portwatch {
 
 namespace {
 constexpr Millis kFirstRetry{100};
+
+// One line of text for the log (cut at the logger's length anyway).
+std::string format(const char *fmt, const char *a, const char *b = "")
+{
+    char line[512];
+    std::snprintf(line, sizeof(line), fmt, a, b);
+    return line;
 }
+} // namespace
 
 Devices::Devices(const Host &host, const Options &opts)
     : host_(host), spec_(opts.port), retry_max_(opts.retry_max), retry_delay_(kFirstRetry)
@@ -43,7 +52,7 @@ std::vector<std::string> Devices::scan(TimePoint now)
     DeviceList list;
     if (!list.ok()) {
         if (list.error() != list_error_)
-            news.push_back(std::string("cannot list verbs devices: ") + std::strerror(list.error()));
+            news.push_back(format("cannot list verbs devices: %s", std::strerror(list.error())));
         list_error_ = list.error();
     } else {
         list_error_ = 0;
@@ -60,7 +69,8 @@ std::vector<std::string> Devices::scan(TimePoint now)
                 failed[name] = err;
                 auto seen = failed_.find(name);
                 if (seen == failed_.end() || seen->second != err)
-                    news.push_back("cannot open verbs device " + name + ": " + std::strerror(err));
+                    news.push_back(format("cannot open verbs device %s: %s", name.c_str(),
+                                          std::strerror(err)));
                 continue;
             }
             host_.log(PW_LOG_INFO, "opened verbs device %s (%u ports)", name.c_str(),
@@ -149,8 +159,8 @@ std::optional<PortKey> Devices::find_guid(uint64_t guid, std::string *why) const
             uint64_t port_guid = 0;
             if (int err = entry.second->port_guid(port, &port_guid)) {
                 if (why->empty())
-                    *why = "; the GID query of " + PortKey{entry.first, port}.str() +
-                           " failed: " + std::strerror(err);
+                    *why = " (the GID query of " + PortKey{entry.first, port}.str() +
+                           " failed: " + std::strerror(err) + ")";
                 continue;
             }
             if (port_guid == guid)
@@ -194,8 +204,8 @@ bool Devices::resolve()
         host_.log(PW_LOG_INFO, "watching %s (%s)", found->str().c_str(), source);
     else if (guid)
         host_.log(PW_LOG_INFO,
-                  "port GUID 0x%016llx (%s) is on no open verbs port%s; watching every "
-                  "InfiniBand port until it resolves",
+                  "port GUID 0x%016llx (%s) is on no open verbs port; watching every "
+                  "InfiniBand port until it resolves%s",
                   static_cast<unsigned long long>(guid), source, why.c_str());
     else
         host_.log(PW_LOG_INFO, "OpenSM has not chosen its port yet; watching every "

@@ -65,7 +65,7 @@ private:
     bool wanted(const std::string &name) const;
     bool missing_something() const;
     void schedule_retry(TimePoint now);
-    // *why: the first failed GID query, as "; the GID query of ... failed: ...".
+    // *why: the first failed GID query, as " (the GID query of ... failed: ...)".
     std::optional<PortKey> find_guid(uint64_t guid, std::string *why) const;
 
     const Host &host_;

@@ -5,7 +5,7 @@
 # Cases (fresh opensm each, same ibsim, mlx5-style verbs simulator):
 #   idle      - plugin loaded and watching, nothing happening;
 #   after     - SIGTERM right after a link-back heavy sweep was requested;
-#   deferred  - holdoff_ms=3000: a first return of the link sweeps, a second
+#   deferred  - holdoff_ms=30000: a first return of the link sweeps, a second
 #               one inside the hold-off is deferred ([action=defer]); SIGTERM
 #               while that deferred sweep is still pending.
 # Each: exit status 0 within 5 s of SIGTERM, the plugin's
@@ -72,7 +72,7 @@ stop_case after
 [ "$(counter sweeps)" = 1 ] || pw_fail "after: sweeps=$(counter sweeps), expected 1"
 
 # ---- SIGTERM with a deferred sweep pending
-start_case deferred 3000
+start_case deferred 30000
 mark=$(log_lines "$PW_OSM_LOG")
 link_down
 wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 10 "$mark"

@@ -78,13 +78,13 @@ for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened v
             '%s event %s: not a port event, ignored' '%s %s: not the watched port, ignored' \
             'watching %s (port GUID 0x%016llx, %s)' \
             "OpenSM's bound port" 'named by portwatch.port' \
-            'is on no open verbs port%s; watching every ' 'InfiniBand port until it resolves' \
-            '"; the GID query of "' '"cannot list verbs devices: "' '%s; retrying in %lld ms' \
-            'verbs device(s) that failed to open may hold the watched port; ' \
+            'is on no open verbs port; watching every ' 'InfiniBand port until it resolves' \
+            '%s; retrying in %lld ms' \
+            'verbs device(s) that failed to open may hold the watched port; ' '" (the GID query of "' \
             'OpenSM has not chosen its port yet; watching every ' \
             '%s %s -> %s (%s): %s, %s%s%s [action=%s]' '"; SM is "' 'hold-off over: %s [action=%s]' \
             'telemetry: %s %.3f ms after the port event' 'OpenSM is exiting: sweep not requested' \
-            'verbs device %s failed (%s): closed it, reopening in %lld ms' '"cannot open verbs device "' \
+            'verbs device %s failed (%s): closed it, reopening in %lld ms' 'cannot open verbs device %s: %s' 'cannot list verbs devices: %s' \
             'warning: no usable verbs device' 'of the watched port is not back; retrying in %lld ms' \
             'poll failed: %s; event thread stops' \
             'stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu ' \

@@ -36,12 +36,8 @@ tests_unit_test_monitor_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_monitor_LDADD = $(PW_TEST_LDADD)
 
 # Fault injection through the verbs simulator, against the C entry points.
-# Built by make check but not yet in TESTS: two cases race the event thread
-# against the simulator (open_device_fails_then_works,
-# removed_while_events_are_pending) and fail on a loaded machine; run it by
-# hand with tests/with-vsim tests/unit/test_faults until they wait on state,
-# not on time.
 check_PROGRAMS += tests/unit/test_faults
+TESTS += tests/unit/test_faults
 tests_unit_test_faults_SOURCES = \
 	tests/unit/fake_host.cpp tests/unit/fake_host.hpp \
 	tests/unit/test_faults.cpp

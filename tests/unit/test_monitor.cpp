@@ -301,6 +301,9 @@ BOOST_AUTO_TEST_CASE(device_fatal_closes_and_reopens)
     m.start();
     vsim("fatal mlx5_0");
     expect_log(host, "opened verbs device mlx5_0", 2);
+    // The reopened port is looked at after the "opened" line: a bounce
+    // before that look would be taken for its starting state.
+    expect_log(host, "mlx5_0:1 ACTIVE -> ACTIVE (device opened)");
     BOOST_TEST(host.count("failed (local catastrophic error)") == 1, host.dump());
     // Still watching after the reopen.
     bounce(host, "mlx5_0", 1);
@@ -316,6 +319,7 @@ BOOST_AUTO_TEST_CASE(no_device_at_start_is_retried_not_fatal)
     m.start();
     add_device("mlx5_0");
     expect_log(host, "watching mlx5_0:1");
+    expect_log(host, "mlx5_0:1 is ACTIVE");  // looked at after "watching"
     bounce(host, "mlx5_0", 1);
     expect_sweeps(host, 1);
 }
