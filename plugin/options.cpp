@@ -55,7 +55,9 @@ bool starts_with_ci(std::string_view s, std::string_view prefix)
 template <typename T>
 bool parse_number(std::string_view text, int base, T &out)
 {
-    if (text.empty())
+    // Digits only: from_chars would take "-0" as a number, and a sign in a
+    // config file is a typo, not a value.
+    if (text.empty() || !std::isxdigit(static_cast<unsigned char>(text[0])))
         return false;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, base);
     return ec == std::errc() && end == text.data() + text.size();

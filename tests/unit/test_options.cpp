@@ -88,6 +88,9 @@ BOOST_AUTO_TEST_CASE(malformed_tokens_name_the_token)
     BOOST_TEST(bad("portwatch.holdoff_ms=").find("empty value") != std::string::npos);
     BOOST_TEST(bad("portwatch.holdoff_ms=60001").find("0 to 60000") != std::string::npos);
     BOOST_TEST(bad("portwatch.holdoff_ms=-1").find("holdoff_ms=-1") != std::string::npos);
+    BOOST_TEST(bad("portwatch.holdoff_ms=-0").find("holdoff_ms=-0") != std::string::npos);
+    BOOST_TEST(bad("portwatch.retry_max_ms=+500").find("retry_max_ms=+500") != std::string::npos);
+    BOOST_TEST(bad("portwatch.port=0x-1").find("portwatch.port") != std::string::npos);
     BOOST_TEST(bad("portwatch.holdoff_ms=1e3").find("holdoff_ms=1e3") != std::string::npos);
     BOOST_TEST(bad("portwatch.holdoff_ms=99999999999999999999").find("0 to 60000") !=
                std::string::npos);
