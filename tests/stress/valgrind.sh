@@ -74,10 +74,12 @@ wait_log "$PW_OSM_LOG" "portwatch: opened verbs device $DEV" 60 "$mark"
 mark=$(log_lines "$PW_OSM_LOG")
 vsimctl remove "$DEV"
 wait_log "$PW_OSM_LOG" "portwatch: verbs device $DEV failed" 60 "$mark"
+mark=$(log_lines "$PW_OSM_LOG")
 vsimctl add "$DEV" node_guid=$PW_HCA1_NODE_GUID style=mlx5 state=active
 vsimctl port "$DEV" 1 guid=$PW_HCA1_PORT1_GUID quiet
-wait_log "$PW_OSM_LOG" "portwatch: opened verbs device $DEV" 60 "$mark"
-wait_log "$PW_OSM_LOG" "portwatch: watching $DEV:1" 60 "$mark"
+# The watched port stays the same one: no new "watching" line, but the
+# plugin looks at the reopened port.
+wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*(device opened)" 60 "$mark"
 pw_log "event flood"
 for i in $(seq 50); do vsimctl event "$DEV" 1 lid_change; done
 pw_sleep 1
