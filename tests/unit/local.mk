@@ -30,7 +30,7 @@ tests_unit_test_logic_LDADD = $(PW_TEST_LDADD)
 check_PROGRAMS += tests/unit/test_monitor
 TESTS += tests/unit/test_monitor
 tests_unit_test_monitor_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/test_monitor.cpp
 tests_unit_test_monitor_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_monitor_LDADD = $(PW_TEST_LDADD)
@@ -39,7 +39,7 @@ tests_unit_test_monitor_LDADD = $(PW_TEST_LDADD)
 check_PROGRAMS += tests/unit/test_faults
 TESTS += tests/unit/test_faults
 tests_unit_test_faults_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/test_faults.cpp
 tests_unit_test_faults_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_faults_LDADD = $(PW_TEST_LDADD)

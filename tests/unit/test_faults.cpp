@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "clock.hpp"
+#include "expect.hpp"
 #include "fake_host.hpp"
 
 using namespace pwtest;
@@ -53,19 +54,6 @@ void add_device(const std::string &name, uint64_t node_guid = kNodeGuid,
     std::snprintf(cmd, sizeof(cmd), "add %s node_guid=0x%016llx %s", name.c_str(),
                   static_cast<unsigned long long>(node_guid), extra.c_str());
     vsim(cmd);
-}
-
-void expect_log(const FakeHost &host, const std::string &needle, int n = 1,
-                milliseconds timeout = milliseconds(5000))
-{
-    bool seen = host.wait_for(needle, n, timeout);
-    BOOST_REQUIRE_MESSAGE(seen, "no log line '" << needle << "' (x" << n << "):\n" << host.dump());
-}
-
-void expect_sweeps(const FakeHost &host, int n, milliseconds timeout = milliseconds(5000))
-{
-    bool seen = host.wait_sweeps(n, timeout);
-    BOOST_REQUIRE_MESSAGE(seen, "expected " << n << " sweeps:\n" << host.dump());
 }
 
 std::string stat_of(const std::string &stats, const std::string &key)

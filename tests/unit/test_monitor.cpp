@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "expect.hpp"
 #include "fake_host.hpp"
 #include "monitor.hpp"
 
@@ -70,20 +71,6 @@ long portwatch_thread_switches()
     }
     closedir(dir);
     return switches;
-}
-
-// Waits for a log line; on timeout fails with everything logged so far.
-void expect_log(const FakeHost &host, const std::string &needle, int n = 1,
-                milliseconds timeout = milliseconds(3000))
-{
-    bool seen = host.wait_for(needle, n, timeout);
-    BOOST_REQUIRE_MESSAGE(seen, "no log line '" << needle << "' (x" << n << "):\n" << host.dump());
-}
-
-void expect_sweeps(const FakeHost &host, int n, milliseconds timeout = milliseconds(3000))
-{
-    bool seen = host.wait_sweeps(n, timeout);
-    BOOST_REQUIRE_MESSAGE(seen, "expected " << n << " sweeps:\n" << host.dump());
 }
 
 // Takes the port down and brings it back, waiting for each step to be seen,
