@@ -1,6 +1,7 @@
-// Waiting assertions shared by the event-thread tests (test_monitor,
-// test_faults): on timeout they end the test case with everything the plugin
-// logged so far. The timeouts are bounds for a loaded machine, not timings.
+// What the event-thread tests (test_monitor, test_faults) share: the
+// per-case simulator fixture, and waiting assertions that on timeout end the
+// test case with everything the plugin logged so far (the timeouts are
+// bounds for a loaded machine, not timings).
 #pragma once
 
 #include <boost/test/unit_test.hpp>
@@ -11,6 +12,20 @@
 #include "fake_host.hpp"
 
 namespace pwtest {
+
+// Every case starts from an empty simulator with no fault armed, and must
+// leave no context open and no delivered event unacknowledged: whatever the
+// core opened, it closed (no fd or context leak).
+struct Fresh {
+    Fresh() { vsim("reset"); }
+    ~Fresh()
+    {
+        std::string stats = vsim("stats");
+        BOOST_TEST(stats.find(" open_contexts=0 ") != std::string::npos, stats);
+        BOOST_TEST(stats.find(" unacked_at_close=0 ") != std::string::npos, stats);
+        vsim("reset");
+    }
+};
 
 inline void expect_log(const FakeHost &host, const std::string &needle, int n = 1,
                        std::chrono::milliseconds timeout = std::chrono::milliseconds(5000))

@@ -34,19 +34,6 @@ constexpr uint64_t kNodeGuid = 0x0002c90300002000ULL;
 constexpr uint64_t kPort1Guid = kNodeGuid + 1;
 constexpr const char *kOptions = "portwatch.holdoff_ms=0 portwatch.retry_max_ms=200";
 
-// Every case starts from an empty simulator with no fault armed, and must
-// leave no context open and no delivered event unacknowledged.
-struct Fresh {
-    Fresh() { vsim("reset"); }
-    ~Fresh()
-    {
-        std::string stats = vsim("stats");
-        BOOST_TEST(stats.find(" open_contexts=0 ") != std::string::npos, stats);
-        BOOST_TEST(stats.find(" unacked_at_close=0 ") != std::string::npos, stats);
-        vsim("reset");
-    }
-};
-
 void add_device(const std::string &name, uint64_t node_guid = kNodeGuid,
                 const std::string &extra = "")
 {

@@ -22,19 +22,6 @@ namespace {
 constexpr uint64_t kNodeGuid = 0x0002c90300001000ULL;
 constexpr uint64_t kPort1Guid = kNodeGuid + 1;  // the simulator's default port GUID
 
-// Every case starts from an empty simulator and must leave no device open:
-// whatever the core opened, it closed (no fd or context leak).
-struct Fresh {
-    Fresh() { vsim("reset"); }
-    ~Fresh()
-    {
-        std::string stats = vsim("stats");
-        BOOST_TEST(stats.find(" open_contexts=0 ") != std::string::npos, stats);
-        BOOST_TEST(stats.find(" unacked_at_close=0 ") != std::string::npos, stats);
-        vsim("reset");
-    }
-};
-
 Options opts(const char *text = "")
 {
     ParsedOptions p = parse_options(text);
