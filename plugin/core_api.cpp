@@ -55,6 +55,8 @@ extern "C" void pw_core_destroy(struct pw_core *core)
 
 extern "C" void pw_core_report(struct pw_core *core, enum pw_report report)
 {
-    if (core)
+    // Monitor::report() is noexcept; this is OpenSM's own thread, so the
+    // promise is kept here as well.
+    if (core && core->monitor)
         core->monitor->report(report);
 }

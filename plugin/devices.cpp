@@ -1,16 +1,22 @@
 #include "devices.hpp"
 
-#include <endian.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <map>
 
 namespace portwatch {
 
 namespace {
-constexpr Millis kFirstRetry{100};
+
+// A device that stays open this long (or retry_max, if shorter) without
+// failing is healthy again: its next failure starts the backoff afresh.
+constexpr Millis kHealthy{10000};
+
+long long ms_until(TimePoint at, TimePoint now)
+{
+    return static_cast<long long>(std::chrono::ceil<Millis>(at - now).count());
+}
 
 // One line of text for the log (cut at the logger's length anyway).
 std::string format(const char *fmt, const char *a, const char *b = "")
@@ -19,10 +25,19 @@ std::string format(const char *fmt, const char *a, const char *b = "")
     std::snprintf(line, sizeof(line), fmt, a, b);
     return line;
 }
+
 } // namespace
 
+Millis Backoff::take()
+{
+    Millis now = next_;
+    next_ = std::min(next_ * 2, max_);
+    return now;
+}
+
 Devices::Devices(const Host &host, const Options &opts)
-    : host_(host), spec_(opts.port), retry_max_(opts.retry_max), retry_delay_(kFirstRetry)
+    : host_(host), spec_(opts.port), retry_min_(std::min(opts.retry_min, opts.retry_max)),
+      retry_max_(opts.retry_max), scan_backoff_(retry_min_, retry_max_)
 {
 }
 
@@ -33,16 +48,40 @@ bool Devices::wanted(const std::string &name) const
 
 VerbsDevice *Devices::find(const std::string &name) const
 {
-    auto it = open_.find(name);
-    return it == open_.end() ? nullptr : it->second.get();
+    auto it = slots_.find(name);
+    return it == slots_.end() ? nullptr : it->second.dev.get();
 }
 
 std::vector<VerbsDevice *> Devices::open_devices() const
 {
     std::vector<VerbsDevice *> out;
-    for (const auto &entry : open_)
-        out.push_back(entry.second.get());
+    for (const auto &entry : slots_)
+        if (entry.second.dev)
+            out.push_back(entry.second.dev.get());
     return out;
+}
+
+bool Devices::try_open(ibv_device *device, const std::string &name, Slot &slot, TimePoint now,
+                       std::vector<std::string> &news)
+{
+    int err = 0;
+    std::unique_ptr<VerbsDevice> dev = VerbsDevice::open(device, &err);
+    if (!dev) {
+        if (slot.open_error != err)
+            news.push_back(format("cannot open verbs device %s: %s", name.c_str(),
+                                  std::strerror(err)));
+        slot.open_error = err;
+        slot.retry_at = now + slot.backoff.take();
+        return false;
+    }
+    host_.log(PW_LOG_INFO, "opened verbs device %s (%u ports)", name.c_str(), dev->port_count());
+    slot.dev = std::move(dev);
+    slot.opened_at = now;
+    slot.open_error = 0;
+    slot.lost = false;
+    // Port GUIDs are learnt afresh (remember_guid): this may be another HCA.
+    slot.guids.clear();
+    return true;
 }
 
 std::vector<std::string> Devices::scan(TimePoint now)
@@ -57,55 +96,96 @@ std::vector<std::string> Devices::scan(TimePoint now)
     } else {
         list_error_ = 0;
         present_.clear();
-        std::map<std::string, int> failed;
         for (int i = 0; i < list.size(); ++i) {
             std::string name = ibv_get_device_name(list[i]);
             present_.push_back(name);
-            if (!wanted(name) || find(name))
+            if (!wanted(name))
                 continue;
-            int err = 0;
-            std::unique_ptr<VerbsDevice> dev = VerbsDevice::open(list[i], &err);
-            if (!dev) {
-                failed[name] = err;
-                auto seen = failed_.find(name);
-                if (seen == failed_.end() || seen->second != err)
-                    news.push_back(format("cannot open verbs device %s: %s", name.c_str(),
-                                          std::strerror(err)));
+            auto [it, is_new] = slots_.try_emplace(name, Backoff(retry_min_, retry_max_));
+            Slot &slot = it->second;
+            if (slot.dev || (!is_new && slot.retry_at > now))
+                continue;
+            if (try_open(list[i], name, slot, now, news))
+                opened.push_back(name);
+        }
+        // A device that would not open and is no longer listed is forgotten;
+        // one that was lost stays wanted until it is back.
+        for (auto it = slots_.begin(); it != slots_.end();) {
+            Slot &slot = it->second;
+            bool listed = std::find(present_.begin(), present_.end(), it->first) != present_.end();
+            if (!slot.dev && !slot.lost && !listed) {
+                it = slots_.erase(it);
                 continue;
             }
-            host_.log(PW_LOG_INFO, "opened verbs device %s (%u ports)", name.c_str(),
-                      dev->port_count());
-            open_[name] = std::move(dev);
-            opened.push_back(name);
+            ++it;
         }
-        failed_ = std::move(failed);
     }
-    resolve();
-    if (!missing_something()) {
-        retrying_ = false;
-        retry_delay_ = kFirstRetry;
+    // A closed device this scan could not try (not listed, or no list at
+    // all) is tried again later, by its backoff: never a past-due retry
+    // that would make the thread spin.
+    for (auto &entry : slots_) {
+        Slot &slot = entry.second;
+        if (!slot.dev && (slot.lost || slot.open_error) && slot.retry_at <= now)
+            slot.retry_at = now + slot.backoff.take();
+    }
+    // The set's own timer while the list fails or no device is open at all;
+    // keep_looking() runs it while the caller looks for its port.
+    if (list_error_ || scan_at_ || open_devices().empty())
+        scan_at_ = now + scan_backoff_.take();
+    log_outage(now, news);
+    return opened;
+}
+
+void Devices::log_outage(TimePoint now, const std::vector<std::string> &news)
+{
+    std::optional<TimePoint> next = retry_at();
+    if (!next) {
         outage_logged_ = false;
-        return opened;
+        return;
     }
-    schedule_retry(now);
-    long long in_ms = static_cast<long long>((retry_at_ - now) / Millis(1));
+    long long in_ms = ms_until(*next, now);
     // One line for each new failure and one when an outage begins; the
     // retries after that are logged at debug level only.
     for (const std::string &problem : news)
         host_.log(PW_LOG_ERROR, "%s; retrying in %lld ms", problem.c_str(), in_ms);
     pw_log_level level = news.empty() && !outage_logged_ ? PW_LOG_INFO : PW_LOG_DEBUG;
     outage_logged_ = true;
-    if (open_.empty())
+    std::string missing;
+    for (const auto &entry : slots_)
+        if (entry.second.lost && !entry.second.dev)
+            missing += (missing.empty() ? "" : ", ") + entry.first;
+    if (open_devices().empty())
         host_.log(level, "warning: no usable verbs device%s%s; retrying in %lld ms",
                   spec_.kind == PortSpec::Kind::DevicePort ? " named " : "",
                   spec_.kind == PortSpec::Kind::DevicePort ? spec_.device.c_str() : "", in_ms);
-    else if (watched_ && !find(watched_->device))
-        host_.log(level, "device %s of the watched port is not back; retrying in %lld ms",
-                  watched_->device.c_str(), in_ms);
-    else
-        host_.log(level, "verbs device(s) that failed to open may hold the watched port; "
-                         "retrying in %lld ms", in_ms);
-    return opened;
+    else if (!missing.empty())
+        host_.log(level, "verbs device(s) %s not back; retrying in %lld ms", missing.c_str(),
+                  in_ms);
+}
+
+void Devices::keep_looking(bool looking, TimePoint now)
+{
+    if (looking && !scan_at_)
+        scan_at_ = now + scan_backoff_.take();
+    else if (!looking && !list_error_ && !open_devices().empty()) {
+        scan_at_.reset();
+        scan_backoff_.reset();
+    }
+}
+
+std::optional<TimePoint> Devices::retry_at() const
+{
+    std::optional<TimePoint> at = scan_at_;
+    for (const auto &entry : slots_) {
+        const Slot &slot = entry.second;
+        // A lost device is wanted back; one that would not open is tried
+        // again while it is listed (it may hold the watched port).
+        if (slot.dev || (!slot.lost && !slot.open_error))
+            continue;
+        if (!at || slot.retry_at < *at)
+            at = slot.retry_at;
+    }
+    return at;
 }
 
 std::string Devices::spec_error() const
@@ -130,92 +210,42 @@ std::string Devices::spec_error() const
 
 void Devices::lose(const std::string &name, const char *why, TimePoint now)
 {
-    if (!open_.erase(name))
+    auto it = slots_.find(name);
+    if (it == slots_.end() || !it->second.dev)
         return;
-    schedule_retry(now);
+    Slot &slot = it->second;
+    slot.dev.reset();
+    // Failing again soon after opening (a device stuck in an error state,
+    // repeated DEVICE_FATAL) keeps the backoff growing; a long healthy run
+    // earns a quick reopen.
+    if (now - slot.opened_at >= std::min(kHealthy, retry_max_))
+        slot.backoff.reset();
+    slot.retry_at = now + slot.backoff.take();
+    slot.lost = true;
     host_.log(PW_LOG_ERROR, "verbs device %s failed (%s): closed it, reopening in %lld ms",
-              name.c_str(), why, static_cast<long long>((retry_at_ - now) / Millis(1)));
+              name.c_str(), why, ms_until(slot.retry_at, now));
 }
 
-bool Devices::missing_something() const
+void Devices::remember_guid(const std::string &name, unsigned port, uint64_t guid)
 {
-    // A device that would not open matters while the watched port is not
-    // found: it may be the one that has it.
-    return open_.empty() || (watched_ && !find(watched_->device)) ||
-           (!watched_ && !failed_.empty());
-}
-
-void Devices::schedule_retry(TimePoint now)
-{
-    retry_at_ = now + retry_delay_;
-    retrying_ = true;
-    retry_delay_ = std::min(retry_delay_ * 2, retry_max_);
-}
-
-std::optional<PortKey> Devices::find_guid(uint64_t guid, std::string *why) const
-{
-    for (const auto &entry : open_) {
-        for (unsigned port = 1; port <= entry.second->port_count(); ++port) {
-            uint64_t port_guid = 0;
-            if (int err = entry.second->port_guid(port, &port_guid)) {
-                if (why->empty())
-                    *why = " (the GID query of " + PortKey{entry.first, port}.str() +
-                           " failed: " + std::strerror(err) + ")";
-                continue;
-            }
-            if (port_guid == guid)
-                return PortKey{entry.first, port};
+    auto it = slots_.find(name);
+    if (it == slots_.end() || !it->second.dev)
+        return;
+    it->second.guids[port] = guid;
+    // A lost device whose port shows up here is back under this name.
+    for (auto other = slots_.begin(); other != slots_.end();) {
+        const Slot &slot = other->second;
+        bool renamed = other != it && !slot.dev && slot.lost &&
+                       std::any_of(slot.guids.begin(), slot.guids.end(),
+                                   [guid](const auto &g) { return g.second == guid; });
+        if (renamed) {
+            host_.log(PW_LOG_INFO, "verbs device %s is back as %s (port GUID 0x%016llx)",
+                      other->first.c_str(), name.c_str(), static_cast<unsigned long long>(guid));
+            other = slots_.erase(other);
+        } else {
+            ++other;
         }
     }
-    return std::nullopt;
-}
-
-bool Devices::resolve()
-{
-    std::optional<PortKey> found;
-    uint64_t guid = 0;
-    std::string why;  // a failed GID query, which may be why the GUID is not found
-    const char *source = "named by portwatch.port";
-    switch (spec_.kind) {
-    case PortSpec::Kind::DevicePort:
-        found = PortKey{spec_.device, spec_.port};
-        break;
-    case PortSpec::Kind::Guid:
-        guid = spec_.guid;
-        found = find_guid(guid, &why);
-        break;
-    case PortSpec::Kind::Auto:
-        guid = be64toh(host_.sm_port_guid_net());
-        source = "OpenSM's bound port";
-        if (guid)
-            found = find_guid(guid, &why);
-        break;
-    }
-    // Logged once per answer: a port that never resolves is one line, not
-    // one per event or per OpenSM report.
-    if (found == watched_ && (found || unresolved_logged_ == guid))
-        return false;
-    watched_ = found;
-    unresolved_logged_ = found ? std::nullopt : std::optional<uint64_t>(guid);
-    if (found && guid)
-        host_.log(PW_LOG_INFO, "watching %s (port GUID 0x%016llx, %s)", found->str().c_str(),
-                  static_cast<unsigned long long>(guid), source);
-    else if (found)
-        host_.log(PW_LOG_INFO, "watching %s (%s)", found->str().c_str(), source);
-    else if (guid)
-        host_.log(PW_LOG_INFO,
-                  "port GUID 0x%016llx (%s) is on no open verbs port; watching every "
-                  "InfiniBand port until it resolves%s",
-                  static_cast<unsigned long long>(guid), source, why.c_str());
-    else
-        host_.log(PW_LOG_INFO, "OpenSM has not chosen its port yet; watching every "
-                               "InfiniBand port until it does");
-    return true;
-}
-
-bool Devices::is_watched(const PortKey &key, bool infiniband) const
-{
-    return watched_ ? key == *watched_ : infiniband;
 }
 
 } // namespace portwatch

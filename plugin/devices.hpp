@@ -1,9 +1,18 @@
-// The verbs devices portwatch holds open, and which of their ports it watches.
+// The verbs devices portwatch holds open: what happens when one goes away.
 //
-// Devices are opened by name: the one named by portwatch.port, or all of them
-// when the port is found by GUID. A device that fails (DEVICE_FATAL, EIO,
-// POLLERR) is closed and reopened with a bounded exponential backoff; the
-// retry timer runs only while something wanted is missing, never when idle.
+// Every way a device can fail - it will not open, a query fails, the driver
+// reports DEVICE_FATAL, the async fd reads EIO or polls POLLERR - ends in
+// lose(): the device is closed and, if it is wanted back, reopened after a
+// per-device backoff (Options::retry_min doubling up to retry_max). A
+// successful open does not reset that backoff: only a device that then stays
+// healthy for a while does, so a device that opens and fails at once (firmware
+// error state) is retried ever more slowly, never in a tight loop.
+//
+// scan() lists the devices and opens the wanted ones that are new or whose
+// retry is due. It runs on a timer only while something is missing: a device
+// that was lost and is not back (by name, or by its port GUIDs under another
+// name), a listed device that would not open, or - said by the caller - a
+// watched port not found yet. A healthy, idle host has no timer at all.
 #pragma once
 
 #include <map>
@@ -32,57 +41,77 @@ struct PortKey {
     }
 };
 
+// A doubling delay between two bounds.
+class Backoff {
+public:
+    Backoff(Millis min, Millis max) : min_(min), max_(max), next_(min) {}
+    // The delay to use now; the following one is twice as long (capped).
+    Millis take();
+    void reset() { next_ = min_; }
+
+private:
+    Millis min_, max_, next_;
+};
+
 class Devices {
 public:
     Devices(const Host &host, const Options &opts);
 
-    // Opens every wanted device not yet open; returns the names it opened.
+    // Lists the devices and opens every wanted one that is not open and is
+    // new or due for a retry. Returns the names it opened.
     std::vector<std::string> scan(TimePoint now);
     // A configuration error found by the first scan ("" if none): an explicit
     // device that does not exist while others do, or a port it does not have.
     std::string spec_error() const;
     // Closes a failed device and schedules its reopening.
     void lose(const std::string &name, const char *why, TimePoint now);
+    // The port GUIDs a device had, to recognise it if it returns under
+    // another name (a reset can rename mlx5_0 to mlx5_3).
+    void remember_guid(const std::string &name, unsigned port, uint64_t guid);
 
     VerbsDevice *find(const std::string &name) const;
     std::vector<VerbsDevice *> open_devices() const;
 
-    // When scan() should run again; empty while nothing wanted is missing.
-    std::optional<TimePoint> retry_at() const
-    {
-        return retrying_ ? std::optional<TimePoint>(retry_at_) : std::nullopt;
-    }
-    bool retry_due(TimePoint now) const { return retrying_ && retry_at_ <= now; }
+    // Whether the caller still looks for its port: while it does, the set
+    // lists the devices again on its own backoff (new devices are found
+    // only that way); once it does not, that timer stops.
+    void keep_looking(bool looking, TimePoint now);
 
-    // Decides the watched port from the spec (and OpenSM's port GUID for
-    // "auto"); logs when the answer changes. True if it changed.
-    bool resolve();
-    const std::optional<PortKey> &watched() const { return watched_; }
-    // While unresolved every InfiniBand port counts as watched.
-    bool is_watched(const PortKey &key, bool infiniband) const;
+    // When scan() should run again; empty while nothing is missing.
+    std::optional<TimePoint> retry_at() const;
+    bool retry_due(TimePoint now) const
+    {
+        std::optional<TimePoint> at = retry_at();
+        return at && *at <= now;
+    }
 
 private:
+    struct Slot {
+        explicit Slot(const Backoff &b) : backoff(b) {}
+        std::unique_ptr<VerbsDevice> dev;  // null while closed
+        Backoff backoff;
+        TimePoint retry_at{};    // closed: not before this
+        TimePoint opened_at{};   // open: since when
+        int open_error = 0;      // errno of the last failed open, 0 if none
+        bool lost = false;       // it was open and failed: wanted back
+        std::map<unsigned, uint64_t> guids;  // port -> port GUID, last known
+    };
+
     bool wanted(const std::string &name) const;
-    bool missing_something() const;
-    void schedule_retry(TimePoint now);
-    // *why: the first failed GID query, as " (the GID query of ... failed: ...)".
-    std::optional<PortKey> find_guid(uint64_t guid, std::string *why) const;
+    bool try_open(ibv_device *device, const std::string &name, Slot &slot, TimePoint now,
+                  std::vector<std::string> &news);
+    // A lost device whose ports now show up on another open device.
+    void forget_renamed();
+    void log_outage(TimePoint now, const std::vector<std::string> &news);
 
     const Host &host_;
     PortSpec spec_;
-    Millis retry_max_;
-    Millis retry_delay_;
-    // Not an optional: both fields are always defined. GCC evaluates
-    // "retry && *retry <= now" on an optional by reading the payload first,
-    // which valgrind reports as a jump on an uninitialised value.
-    TimePoint retry_at_{};
-    bool retrying_ = false;
-    std::map<std::string, std::unique_ptr<VerbsDevice>> open_;
-    std::map<std::string, int> failed_;  // listed, wanted, but would not open: errno
-    int list_error_ = 0;                 // errno of a failing device list, 0 when fine
-    bool outage_logged_ = false;         // the retry line of this outage is out
-    std::optional<PortKey> watched_;
-    std::optional<uint64_t> unresolved_logged_;  // the GUID (0: none yet) logged as not found
+    Millis retry_min_, retry_max_;
+    std::map<std::string, Slot> slots_;
+    Backoff scan_backoff_;              // the set's own: looking, or the list failing
+    std::optional<TimePoint> scan_at_;  // the set's next look, when it needs one
+    int list_error_ = 0;                // errno of a failing device list, 0 when fine
+    bool outage_logged_ = false;        // the retry line of this outage is out
     std::vector<std::string> present_;  // names the last device list showed
 };
 

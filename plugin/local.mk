@@ -6,6 +6,8 @@ plugin_libportwatch_core_la_SOURCES = \
 	plugin/clock.hpp \
 	plugin/core_api.cpp \
 	plugin/devices.cpp plugin/devices.hpp \
+	plugin/outcome.cpp plugin/outcome.hpp \
+	plugin/port_resolver.cpp plugin/port_resolver.hpp \
 	plugin/host.cpp plugin/host.hpp \
 	plugin/monitor.cpp plugin/monitor.hpp \
 	plugin/options.cpp plugin/options.hpp \

@@ -9,17 +9,21 @@
 
 namespace portwatch {
 
+namespace {
+// A fault on the event thread that repeats is logged at ERROR again only
+// after this long; in between at debug level.
+constexpr Millis kTroubleRelog{60000};
+} // namespace
+
 Monitor::Monitor(const pw_host &host, const Options &opts)
-    : host_(host), opts_(opts), devices_(host_, opts_), policy_(opts_)
+    : host_(host), opts_(opts), devices_(host_, opts_), resolver_(host_, opts_), policy_(opts_),
+      outcome_(opts_), trouble_backoff_(std::min(opts_.retry_min, opts_.retry_max), opts_.retry_max)
 {
-    TimePoint now = Clock::now();
-    devices_.scan(now);
+    sm_acting_ = opts_.act_in.contains(host_.sm_state());
+    rescan(Clock::now());
     std::string error = devices_.spec_error();
     if (!error.empty())
         throw std::runtime_error(error);
-    for (VerbsDevice *dev : devices_.open_devices())
-        sync_ports(dev->name(), now);
-    unresolved_ = !devices_.watched();
 }
 
 Monitor::~Monitor()
@@ -43,31 +47,59 @@ void Monitor::stop()
         thread_.join();
     host_.log(PW_LOG_INFO,
               "stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu "
-              "ignored=%lu device_failures=%lu",
+              "ignored=%lu device_failures=%lu retries=%lu",
               counters_.events, counters_.transitions, counters_.sweeps, counters_.marks,
-              counters_.coalesced, counters_.ignored, counters_.device_failures);
+              counters_.coalesced, counters_.ignored, counters_.device_failures,
+              counters_.retries);
 }
 
-void Monitor::report(pw_report report)
+void Monitor::report(pw_report report) noexcept
 {
-    if (std::optional<double> ms = telemetry_.on_report(report, Clock::now())) {
-        const char *name = report == PW_REPORT_HEAVY_SWEEP_START  ? "HEAVY_SWEEP_START"
-                           : report == PW_REPORT_HEAVY_SWEEP_DONE ? "HEAVY_SWEEP_DONE"
-                                                                  : "SUBNET_UP";
-        host_.log(PW_LOG_INFO, "telemetry: %s %.3f ms after the port event", name, *ms);
+    try {
+        if (std::optional<double> ms = telemetry_.on_report(report, Clock::now())) {
+            const char *name = report == PW_REPORT_HEAVY_SWEEP_START  ? "HEAVY_SWEEP_START"
+                               : report == PW_REPORT_HEAVY_SWEEP_DONE ? "HEAVY_SWEEP_DONE"
+                                                                      : "SUBNET_UP";
+            host_.log(PW_LOG_INFO, "telemetry: %s %.3f ms after the port event", name, *ms);
+        }
+        bool wake = false;
+        switch (report) {
+        case PW_REPORT_HEAVY_SWEEP_START:
+        case PW_REPORT_HEAVY_SWEEP_DONE:
+            ++progress_reports_;
+            wake = awaiting_sweep_;
+            break;
+        case PW_REPORT_SUBNET_UP:
+            ++up_reports_;
+            wake = awaiting_sweep_;
+            break;
+        case PW_REPORT_STATE_CHANGE:
+            // The SM may have started acting: a return it ignored before
+            // may need a sweep now.
+            state_changed_ = true;
+            wake = true;
+            break;
+        case PW_REPORT_OTHER:
+            break;
+        }
+        // OpenSM may have (re)chosen its port: let the thread look again.
+        if (unresolved_ && (report == PW_REPORT_SUBNET_UP || report == PW_REPORT_STATE_CHANGE)) {
+            resolve_requested_ = true;
+            wake = true;
+        }
+        if (wake)
+            wakeup_.signal();
+    } catch (...) {
+        // Called from OpenSM's own threads: nothing may escape into C.
     }
-    // OpenSM may have (re)chosen its port: let the thread look again.
-    if (unresolved_ && (report == PW_REPORT_SUBNET_UP || report == PW_REPORT_STATE_CHANGE) &&
-        !resolve_requested_.exchange(true))
-        wakeup_.signal();
 }
 
 int Monitor::poll_timeout(TimePoint now) const
 {
-    std::optional<TimePoint> due = policy_.deadline();
-    std::optional<TimePoint> retry = devices_.retry_at();
-    if (retry && (!due || *retry < *due))
-        due = retry;
+    std::optional<TimePoint> due;
+    for (std::optional<TimePoint> t : {policy_.deadline(), devices_.retry_at(), outcome_.deadline()})
+        if (t && (!due || *t < *due))
+            due = t;
     if (!due)
         return -1;  // idle: sleep until an fd wakes us
     if (*due <= now)
@@ -77,35 +109,65 @@ int Monitor::poll_timeout(TimePoint now) const
     return ms > 24 * 3600 * 1000 ? 24 * 3600 * 1000 : static_cast<int>(ms);
 }
 
-void Monitor::run()
+void Monitor::run() noexcept
 {
     // Named so admins can find it in top -H and tests can read its counters.
     pthread_setname_np(pthread_self(), "portwatch");
+    while (!stopping_) {
+        try {
+            loop_once();
+        } catch (const std::exception &e) {
+            trouble(e.what(), Clock::now());
+        } catch (...) {
+            trouble("unknown exception", Clock::now());
+        }
+    }
+}
+
+void Monitor::trouble(const char *what, TimePoint now) noexcept
+{
+    try {
+        Millis pause = trouble_backoff_.take();
+        bool again = what == last_trouble_ && now - last_trouble_at_ < kTroubleRelog;
+        host_.log(again ? PW_LOG_DEBUG : PW_LOG_ERROR,
+                  "event thread: %s; carrying on in %lld ms", what,
+                  static_cast<long long>(pause.count()));
+        if (!again) {
+            last_trouble_ = what;
+            last_trouble_at_ = now;
+        }
+        // Wait without spinning, but let stop() end the wait at once.
+        pollfd fd{wakeup_.fd(), POLLIN, 0};
+        poll(&fd, 1, static_cast<int>(pause.count()));
+    } catch (...) {
+        pollfd fd{wakeup_.fd(), POLLIN, 0};
+        poll(&fd, 1, 1000);
+    }
+}
+
+void Monitor::loop_once()
+{
     std::vector<pollfd> fds;
     std::vector<std::string> names;
-    while (!stopping_) {
-        fds.clear();
-        names.clear();
-        fds.push_back({wakeup_.fd(), POLLIN, 0});
-        // The watched port's device first: when several devices have events
-        // waiting, OpenSM's own port is never served behind the others.
-        std::vector<VerbsDevice *> devices = devices_.open_devices();
-        if (const std::optional<PortKey> &watched = devices_.watched())
-            std::stable_partition(devices.begin(), devices.end(),
-                                  [&](VerbsDevice *dev) { return dev->name() == watched->device; });
-        for (VerbsDevice *dev : devices) {
-            fds.push_back({dev->async_fd(), POLLIN, 0});
-            names.push_back(dev->name());
-        }
-        int rc = poll(fds.data(), fds.size(), poll_timeout(Clock::now()));
-        if (rc < 0) {
-            if (errno == EINTR)
-                continue;
-            host_.log(PW_LOG_ERROR, "poll failed: %s; event thread stops", std::strerror(errno));
-            return;
-        }
-        serve(Clock::now(), fds, std::move(names));
+    fds.push_back({wakeup_.fd(), POLLIN, 0});
+    // The watched port's device first: when several devices have events
+    // waiting, OpenSM's own port is never served behind the others.
+    std::vector<VerbsDevice *> devices = devices_.open_devices();
+    if (const std::optional<PortKey> &watched = resolver_.watched())
+        std::stable_partition(devices.begin(), devices.end(),
+                              [&](VerbsDevice *dev) { return dev->name() == watched->device; });
+    for (VerbsDevice *dev : devices) {
+        fds.push_back({dev->async_fd(), POLLIN, 0});
+        names.push_back(dev->name());
     }
+    int rc = poll(fds.data(), fds.size(), poll_timeout(Clock::now()));
+    if (rc < 0) {
+        if (errno == EINTR)
+            return;
+        throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+    }
+    serve(Clock::now(), fds, std::move(names));
+    trouble_backoff_.reset();
 }
 
 void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<std::string> names)
@@ -114,43 +176,102 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<s
         wakeup_.drain();
         if (stopping_)
             return;
-        if (resolve_requested_.exchange(false) && devices_.resolve()) {
-            unresolved_ = !devices_.watched();
-            if (devices_.watched())
-                sync_ports(devices_.watched()->device, now);
-        }
+        if (resolve_requested_.exchange(false))
+            resolve(now);
+        take_reports(now);
     }
     for (size_t i = 1; i < fds.size(); ++i) {
         const std::string &name = names[i - 1];
         if (fds[i].revents & POLLIN)
             drain_device(name, now);
         // Disassociated device: recent kernels report POLLERR, reads fail with EIO.
-        if ((fds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) && devices_.find(name)) {
-            ++counters_.device_failures;
-            devices_.lose(name, fds[i].revents & POLLNVAL ? "POLLNVAL" : "POLLERR", now);
-        }
+        if ((fds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) && devices_.find(name))
+            lose(name, fds[i].revents & POLLNVAL ? "POLLNVAL" : "POLLERR", now);
     }
     if (std::optional<TimePoint> due = policy_.deadline(); due && *due <= now) {
         Decision d = policy_.on_deadline(host_.sm_state(), now);
         host_.log(PW_LOG_INFO, "hold-off over: %s [action=%s]", d.reason, action_name(d.action));
-        apply(d, deferred_event_time_);
+        apply(d, deferred_event_time_, now);
     }
     if (devices_.retry_due(now))
         rescan(now);
+    if (std::optional<TimePoint> due = outcome_.deadline(); due && *due <= now)
+        check_outcome(now);
+    awaiting_sweep_ = outcome_.awaiting_sweep();
+    if (!awaiting_sweep_) {
+        // Reports nobody waits for are absorbed: a later check must not
+        // take an old SUBNET_UP for the end of its sweep.
+        progress_seen_ = progress_reports_;
+        up_seen_ = up_reports_;
+    }
+}
+
+void Monitor::take_reports(TimePoint now)
+{
+    // The state first: the sweep of an SM that just became master may have
+    // been reported already, and belongs to this check.
+    if (state_changed_.exchange(false)) {
+        bool acting = opts_.act_in.contains(host_.sm_state());
+        if (acting && !sm_acting_ && resolver_.watched())
+            outcome_.recheck(now);
+        sm_acting_ = acting;
+    }
+    unsigned progress = progress_reports_, up = up_reports_;
+    if (progress != progress_seen_)
+        outcome_.sweep_progress(now);
+    if (up != up_seen_)
+        outcome_.subnet_up(now);
+    progress_seen_ = progress;
+    up_seen_ = up;
+}
+
+void Monitor::resolve(TimePoint now)
+{
+    std::optional<PortKey> before = resolver_.watched();
+    if (resolver_.resolve(devices_)) {
+        const std::optional<PortKey> &after = resolver_.watched();
+        if (after && after != before)
+            sync_ports(after->device, now);
+    }
+    looking(now);
+}
+
+void Monitor::looking(TimePoint now)
+{
+    bool looking = resolver_.looking();
+    unresolved_ = looking;
+    // New devices are found only by listing them again.
+    devices_.keep_looking(looking, now);
 }
 
 void Monitor::rescan(TimePoint now)
 {
-    std::optional<PortKey> before = devices_.watched();
+    std::optional<PortKey> before = resolver_.watched();
     std::vector<std::string> opened = devices_.scan(now);
+    // Learn the new devices' port GUIDs first: the watched port is found by
+    // its GUID, and a device back under another name by its GUIDs.
+    for (const std::string &name : opened)
+        if (VerbsDevice *dev = devices_.find(name))
+            for (unsigned port = 1; port <= dev->port_count(); ++port)
+                note_port_guid(*dev, port);
+    resolver_.resolve(devices_);
     for (const std::string &name : opened)
         sync_ports(name, now);
     // The port may now resolve to a device that was already open.
-    const std::optional<PortKey> &after = devices_.watched();
+    const std::optional<PortKey> &after = resolver_.watched();
     if (after && after != before && devices_.find(after->device) &&
         std::find(opened.begin(), opened.end(), after->device) == opened.end())
         sync_ports(after->device, now);
-    unresolved_ = !after;
+    looking(now);
+}
+
+void Monitor::lose(const std::string &name, const char *why, TimePoint now)
+{
+    ++counters_.device_failures;
+    devices_.lose(name, why, now);
+    // The watched port may be gone with it: say so, and keep looking.
+    resolver_.resolve(devices_);
+    looking(now);
 }
 
 void Monitor::drain_device(const std::string &name, TimePoint now)
@@ -166,8 +287,7 @@ void Monitor::drain_device(const std::string &name, TimePoint now)
         case VerbsDevice::Read::Empty:
             return;
         case VerbsDevice::Read::Failed:
-            ++counters_.device_failures;
-            devices_.lose(name, std::strerror(err), now);
+            lose(name, std::strerror(err), now);
             return;
         case VerbsDevice::Read::Event:
             ++counters_.events;
@@ -181,8 +301,7 @@ void Monitor::handle_event(const std::string &name, const AsyncEvent &event, Tim
 {
     const char *type = ibv_event_type_str(event.type);
     if (event.type == IBV_EVENT_DEVICE_FATAL) {
-        ++counters_.device_failures;
-        devices_.lose(name, type, now);
+        lose(name, type, now);
         return;
     }
     VerbsDevice *dev = devices_.find(name);
@@ -193,9 +312,22 @@ void Monitor::handle_event(const std::string &name, const AsyncEvent &event, Tim
     // A GID change may move the port GUID we matched on; while the watched
     // port is not found (OpenSM's GUID on no open port, or a failed GID
     // query), every event is a chance to find it.
-    if ((event.type == IBV_EVENT_GID_CHANGE || unresolved_) && devices_.resolve())
-        unresolved_ = !devices_.watched();
-    examine_port(*dev, event.port, type, now);
+    if (event.type == IBV_EVENT_GID_CHANGE)
+        note_port_guid(*dev, event.port);
+    if (event.type == IBV_EVENT_GID_CHANGE || resolver_.looking())
+        resolve(now);
+    if ((dev = devices_.find(name)))
+        examine_port(*dev, event.port, type, now);
+}
+
+std::string Monitor::tracker_key(const PortKey &key) const
+{
+    auto it = port_guids_.find(key);
+    if (it == port_guids_.end())
+        return "port " + key.str();
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "guid 0x%016llx", static_cast<unsigned long long>(it->second));
+    return buf;
 }
 
 void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause, TimePoint now)
@@ -203,22 +335,24 @@ void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause, T
     PortKey key{dev.name(), port};
     // Once the watched port is known no other port matters, not even a query:
     // events on a host's other ports cost next to nothing.
-    if (devices_.watched() && key != *devices_.watched()) {
+    const std::optional<PortKey> &watched = resolver_.watched();
+    if ((watched && key != *watched) || !resolver_.is_watched(key, true)) {
         host_.log(PW_LOG_DEBUG, "%s %s: not the watched port, ignored", key.str().c_str(), cause);
         return;
     }
     PortInfo info;
     if (int err = dev.query_port(port, &info)) {
-        ++counters_.device_failures;
         std::string why = std::string("query_port: ") + std::strerror(err);
-        devices_.lose(key.device, why.c_str(), now);
+        lose(key.device, why.c_str(), now);
         return;
     }
-    if (!devices_.is_watched(key, info.infiniband)) {
+    if (!resolver_.is_watched(key, info.infiniband)) {
         host_.log(PW_LOG_DEBUG, "%s %s: not the watched port, ignored", key.str().c_str(), cause);
         return;
     }
-    Transition t = trackers_[key].update(info.snapshot);
+    if (!port_guids_.count(key))
+        note_port_guid(dev, port);  // the tracker is keyed by it
+    Transition t = trackers_[tracker_key(key)].update(info.snapshot);
     act(key, t, cause, now);
 }
 
@@ -226,7 +360,6 @@ void Monitor::sync_ports(const std::string &name, TimePoint now)
 {
     VerbsDevice *dev = devices_.find(name);
     for (unsigned port = 1; dev && port <= dev->port_count(); ++port) {
-        note_port_guid(*dev, port);
         examine_port(*dev, port, "device opened", now);
         dev = devices_.find(name);  // examine_port may have lost it
     }
@@ -236,13 +369,12 @@ void Monitor::note_port_guid(VerbsDevice &dev, unsigned port)
 {
     // A device that comes back under the same name may be another HCA, or
     // the same one with a new GUID. Say so once: it explains why the watched
-    // port may no longer resolve. The port's last state is kept: if the new
-    // port is up where the old one was down (or back at INIT), a heavy sweep
-    // is what OpenSM needs anyway.
+    // port may no longer resolve.
     PortKey key{dev.name(), port};
     uint64_t guid = 0;
     if (dev.port_guid(port, &guid) != 0)
         return;  // unknown: keep what we have
+    devices_.remember_guid(key.device, port, guid);
     auto [it, inserted] = port_guids_.emplace(key, guid);
     if (inserted || it->second == guid)
         return;
@@ -254,9 +386,13 @@ void Monitor::note_port_guid(VerbsDevice &dev, unsigned port)
 
 void Monitor::act(const PortKey &key, const Transition &t, const char *cause, TimePoint now)
 {
+    bool watched_port = resolver_.watched() && key == *resolver_.watched();
     if (t.change == Change::Initial) {
         host_.log(PW_LOG_INFO, "%s is %s (phys state %u, LID %u)", key.str().c_str(),
                   link_state_name(t.to.state), t.to.phys_state, t.to.lid);
+        // Up but not configured: the SM should see to it; check that it does.
+        if (watched_port && t.to.state == LinkState::Init)
+            outcome_.recheck(now);
         return;
     }
     pw_sm_state sm = host_.sm_state();
@@ -266,6 +402,15 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, Ti
         ++counters_.transitions;
         if (d.action == Action::None)
             ++counters_.ignored;
+        if (watched_port) {
+            outcome_.link_changed();
+            if (t.change == Change::LinkLost) {
+                outcome_.settled();
+                link_back_at_.reset();
+            } else {
+                link_back_at_ = now;
+            }
+        }
     }
     // Repeats (rxe's second PORT_ACTIVE, mlx5's PORT_ERR read back twice)
     // stay visible at VERBOSE: an admin checking "no second sweep" sees why.
@@ -276,18 +421,93 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, Ti
               change_name(t.change), d.reason, d.action == Action::None && link_change ? "; SM is " : "",
               d.action == Action::None && link_change ? sm_state_name(sm) : "",
               action_name(d.action));
-    apply(d, now);
+    apply(d, now, now);
+    if (!watched_port)
+        return;
+    if (t.to.state == LinkState::Active || t.to.state == LinkState::Armed) {
+        outcome_.settled();
+        if (t.to.state == LinkState::Active)
+            note_active(key, now);
+    } else if (t.to.state == LinkState::Init && !link_change && !policy_.deadline()) {
+        // Still INIT and nothing on its way (events read late can hide a
+        // return: INIT, DOWN, INIT read as INIT, INIT): check the outcome.
+        outcome_.recheck(now);
+    }
 }
 
-void Monitor::apply(const Decision &d, TimePoint event_time)
+void Monitor::note_active(const PortKey &key, TimePoint now)
+{
+    if (!link_back_at_)
+        return;
+    host_.log(PW_LOG_INFO, "%s is ACTIVE again %.3f ms after the link came back",
+              key.str().c_str(), ms_between(*link_back_at_, now));
+    link_back_at_.reset();
+}
+
+void Monitor::check_outcome(TimePoint now)
+{
+    const std::optional<PortKey> watched = resolver_.watched();
+    VerbsDevice *dev = watched ? devices_.find(watched->device) : nullptr;
+    if (!dev) {
+        // Gone with its device: the reopen compares its state with the last
+        // one seen, which is the check.
+        outcome_.settled();
+        return;
+    }
+    PortInfo info;
+    if (int err = dev->query_port(watched->port, &info)) {
+        outcome_.settled();
+        std::string why = std::string("query_port: ") + std::strerror(err);
+        lose(watched->device, why.c_str(), now);
+        return;
+    }
+    // Keep the tracker in step: what the check saw is the port's last state.
+    trackers_[tracker_key(*watched)].update(info.snapshot);
+    LinkState state = info.snapshot.state;
+    switch (outcome_.on_deadline(state, now)) {
+    case Outcome::Verdict::Wait:
+        return;
+    case Outcome::Verdict::Fine:
+        if (state == LinkState::Active)
+            note_active(*watched, now);
+        return;
+    case Outcome::Verdict::Off:
+        host_.log(PW_LOG_VERBOSE, "%s is INIT after the heavy sweep (portwatch.verify_tries=0)",
+                  watched->str().c_str());
+        return;
+    case Outcome::Verdict::GiveUp:
+        host_.log(PW_LOG_ERROR,
+                  "%s is still INIT after %u more heavy sweeps: the SM could not bring its port up",
+                  watched->str().c_str(), outcome_.tries());
+        return;
+    case Outcome::Verdict::Retry:
+        break;
+    }
+    pw_sm_state sm = host_.sm_state();
+    Decision d = policy_.on_retry(sm, now);
+    host_.log(PW_LOG_INFO, "%s is INIT %lld ms after the heavy sweep: %s (try %u of %u)%s%s [action=%s]",
+              watched->str().c_str(), static_cast<long long>(outcome_.waited().count()), d.reason,
+              outcome_.tries(), opts_.verify_tries, d.action == Action::None ? "; SM is " : "",
+              d.action == Action::None ? sm_state_name(sm) : "", action_name(d.action));
+    if (d.action == Action::Sweep || d.action == Action::Defer)
+        ++counters_.retries;
+    apply(d, now, now);
+}
+
+void Monitor::apply(const Decision &d, TimePoint event_time, TimePoint now)
 {
     switch (d.action) {
     case Action::Sweep:
         // Stamp first: the sweeper may report HEAVY_SWEEP_START before the
         // wake-up call below has even returned.
         telemetry_.sweep_requested(event_time);
+        progress_seen_ = progress_reports_;
+        up_seen_ = up_reports_;
+        outcome_.sweep_requested(now);
+        awaiting_sweep_ = true;
         if (!host_.force_heavy_sweep(true)) {
             host_.log(PW_LOG_INFO, "OpenSM is exiting: sweep not requested");
+            outcome_.settled();
             return;
         }
         ++counters_.sweeps;

@@ -1,9 +1,12 @@
 // The event thread and the pipeline it drives:
-//   verbs async fd -> re-query the port (PortTracker) -> Policy -> Host.
+//   verbs async fd -> re-query the port (PortTracker) -> Policy -> Host,
+// with the device set (Devices) and the port resolution (PortResolver)
+// beside it, and the outcome check (Outcome) after every sweep it causes.
 // The thread sleeps in poll() on every open device's async_fd plus a wake-up
-// eventfd, with a timeout only while a hold-off or a device reopen is due:
-// zero wake-ups when idle, and stop() returns as soon as the thread sees the
-// eventfd.
+// eventfd, with a timeout only while a hold-off, a device reopen or an
+// outcome check is due: zero wake-ups when idle, and stop() returns as soon
+// as the thread sees the eventfd. Nothing thrown on the thread leaves it: it
+// logs one ERROR line and carries on after a backoff.
 #pragma once
 
 #include <poll.h>
@@ -11,6 +14,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +24,9 @@
 #include "devices.hpp"
 #include "host.hpp"
 #include "options.hpp"
+#include "outcome.hpp"
 #include "policy.hpp"
+#include "port_resolver.hpp"
 #include "port_tracker.hpp"
 #include "telemetry.hpp"
 #include "wakeup.hpp"
@@ -35,6 +41,7 @@ struct Counters {
     unsigned long coalesced = 0;    // wake-ups deferred by the hold-off
     unsigned long ignored = 0;      // transitions not acted on (SM state)
     unsigned long device_failures = 0;
+    unsigned long retries = 0;      // sweeps requested again by the outcome check
 };
 
 class Monitor {
@@ -49,38 +56,64 @@ public:
     void start();
     // Wakes and joins the thread, then logs the summary. Idempotent.
     void stop();
-    // From OpenSM's threads: cheap, never blocks on the event thread.
-    void report(pw_report report);
+    // From OpenSM's threads: cheap, never blocks on the event thread, never throws.
+    void report(pw_report report) noexcept;
 
     // Valid once stop() returned (the thread owns them before).
     const Counters &counters() const { return counters_; }
 
 private:
-    void run();
+    void run() noexcept;
+    void loop_once();
+    void trouble(const char *what, TimePoint now) noexcept;
     void serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<std::string> names);
+    void take_reports(TimePoint now);
     void drain_device(const std::string &name, TimePoint now);
     void handle_event(const std::string &name, const AsyncEvent &event, TimePoint now);
     void examine_port(VerbsDevice &dev, unsigned port, const char *cause, TimePoint now);
     void sync_ports(const std::string &name, TimePoint now);
     void note_port_guid(VerbsDevice &dev, unsigned port);
+    std::string tracker_key(const PortKey &key) const;
+    void resolve(TimePoint now);
     void rescan(TimePoint now);
+    void looking(TimePoint now);
+    void lose(const std::string &name, const char *why, TimePoint now);
     void act(const PortKey &key, const Transition &t, const char *cause, TimePoint now);
-    void apply(const Decision &d, TimePoint event_time);
+    void apply(const Decision &d, TimePoint event_time, TimePoint now);
+    void check_outcome(TimePoint now);
+    void note_active(const PortKey &key, TimePoint now);
     int poll_timeout(TimePoint now) const;
 
     Host host_;
     Options opts_;
     Devices devices_;
+    PortResolver resolver_;
     Policy policy_;
+    Outcome outcome_;
     Telemetry telemetry_;
     Wakeup wakeup_;
-    std::map<PortKey, PortTracker> trackers_;  // survive a device's reopening
-    std::map<PortKey, uint64_t> port_guids_;   // last port GUID seen, to log a change
+    // Keyed by port GUID ("guid 0x..."), or by "DEV:PORT" while the GUID is
+    // unknown: a port keeps its last state across a reset and a rename.
+    std::map<std::string, PortTracker> trackers_;
+    std::map<PortKey, uint64_t> port_guids_;  // last port GUID seen, to log a change
     TimePoint deferred_event_time_;
+    std::optional<TimePoint> link_back_at_;  // the watched link came back, not ACTIVE yet
+    bool sm_acting_ = false;                 // the SM state last seen was in act_in
     Counters counters_;
+    // Trouble on the thread (an exception, a poll() error): the backoff and
+    // the last line, so that a repeating fault is one ERROR line.
+    Backoff trouble_backoff_;
+    std::string last_trouble_;
+    TimePoint last_trouble_at_{};
+    // Shared with OpenSM's threads (report()).
     std::atomic<bool> stopping_{false};
     std::atomic<bool> unresolved_{false};
     std::atomic<bool> resolve_requested_{false};
+    std::atomic<bool> state_changed_{false};
+    std::atomic<bool> awaiting_sweep_{false};
+    std::atomic<unsigned> progress_reports_{0};  // HEAVY_SWEEP_START/DONE seen
+    std::atomic<unsigned> up_reports_{0};        // SUBNET_UP seen
+    unsigned progress_seen_ = 0, up_seen_ = 0;   // the thread's view of them
     boost::thread thread_;
     bool stopped_ = false;
 };

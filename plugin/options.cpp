@@ -187,10 +187,17 @@ std::string apply(std::string_view token, std::set<std::string> &seen, Options &
     } else if (key == "retry_max_ms") {
         ok = parse_millis(value, 100, 3600000, opts.retry_max);
         expected = "a whole number of milliseconds from 100 to 3600000";
+    } else if (key == "verify_ms") {
+        ok = parse_millis(value, 0, 60000, opts.verify);
+        expected = "a whole number of milliseconds from 0 to 60000";
+    } else if (key == "verify_tries") {
+        ok = parse_number(value, 10, opts.verify_tries) && opts.verify_tries <= 20;
+        expected = "a whole number from 0 to 20";
     } else {
         return "unknown option '" + shown(token) +
                "' (known: portwatch.port, portwatch.holdoff_ms, portwatch.sweep_on_loss, "
-               "portwatch.act_in, portwatch.retry_max_ms)";
+               "portwatch.act_in, portwatch.retry_max_ms, portwatch.verify_ms, "
+               "portwatch.verify_tries)";
     }
     if (!ok)
         return "bad value in '" + shown(token) + "': expected " + expected;
@@ -284,7 +291,9 @@ std::string Options::describe() const
 {
     return "port=" + port.describe() + " holdoff_ms=" + std::to_string(holdoff.count()) +
            " sweep_on_loss=" + (sweep_on_loss ? "yes" : "no") + " act_in=" + act_in.describe() +
-           " retry_max_ms=" + std::to_string(retry_max.count());
+           " retry_max_ms=" + std::to_string(retry_max.count()) +
+           " verify_ms=" + std::to_string(verify.count()) +
+           " verify_tries=" + std::to_string(verify_tries);
 }
 
 const char *sm_state_name(pw_sm_state state)

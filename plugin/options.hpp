@@ -44,6 +44,15 @@ struct Options {
     bool sweep_on_loss = false;
     SmStateSet act_in;
     Millis retry_max{30000};
+    // After a sweep portwatch caused has ended, wait this long, then look at
+    // the watched port again (the HCA's view may trail OpenSM's by a moment).
+    Millis verify{1000};
+    // Heavy sweeps requested again while the link is up but the port stays
+    // INIT; 0 turns the check off.
+    unsigned verify_tries = 4;
+    // The first reopen/rescan delay (doubles up to retry_max). Not a user
+    // option: tests set it small.
+    Millis retry_min{100};
 
     // One line with every option and its value, for the load log line.
     std::string describe() const;

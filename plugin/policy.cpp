@@ -46,6 +46,11 @@ Decision Policy::on_change(Change change, pw_sm_state sm, TimePoint now)
     return {Action::None, "no trigger"};
 }
 
+Decision Policy::on_retry(pw_sm_state sm, TimePoint now)
+{
+    return wake(sm, now, "heavy sweep requested again");
+}
+
 std::optional<TimePoint> Policy::deadline() const
 {
     if (!pending_ || !last_wake_)

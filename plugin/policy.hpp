@@ -36,6 +36,9 @@ public:
     explicit Policy(const Options &opts);
 
     Decision on_change(Change change, pw_sm_state sm, TimePoint now);
+    // The outcome check found the port still INIT after a sweep: ask again
+    // (the hold-off and the SM state apply as to any wake-up).
+    Decision on_retry(pw_sm_state sm, TimePoint now);
     // Call when now >= deadline(): performs what the hold-off deferred.
     Decision on_deadline(pw_sm_state sm, TimePoint now);
     // When the thread must next call on_deadline(); empty when nothing is pending.

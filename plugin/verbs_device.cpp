@@ -23,6 +23,7 @@ bool transient(int err)
 DeviceList::DeviceList()
 {
     // In the body, not the init list: count_'s own initializer would run after.
+    errno = 0;  // read below: a failing call may leave it untouched
     list_ = ibv_get_device_list(&count_);
     if (!list_) {
         error_ = errno ? errno : ENODEV;
@@ -49,7 +50,7 @@ VerbsDevice::~VerbsDevice()
 std::unique_ptr<VerbsDevice> VerbsDevice::open(ibv_device *device, int *err)
 {
     ibv_context *context = nullptr;
-    for (int tries = 1; !(context = ibv_open_device(device)); ++tries) {
+    for (int tries = 1; (errno = 0, !(context = ibv_open_device(device))); ++tries) {
         int e = errno ? errno : ENODEV;
         if (!transient(e) || tries >= kTransientTries) {
             *err = e;
@@ -61,6 +62,7 @@ std::unique_ptr<VerbsDevice> VerbsDevice::open(ibv_device *device, int *err)
     int rc = 0;
     for (int tries = 0; tries < kTransientTries; ++tries) {
         attr = ibv_device_attr{};
+        errno = 0;
         rc = ibv_query_device(context, &attr);
         if (rc < 0)
             rc = errno ? errno : EIO;
@@ -78,6 +80,7 @@ std::unique_ptr<VerbsDevice> VerbsDevice::open(ibv_device *device, int *err)
         *err = rc;
         return nullptr;
     }
+    errno = 0;
     int flags = fcntl(context->async_fd, F_GETFL);
     if (flags < 0 || fcntl(context->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
         *err = errno;
@@ -89,7 +92,10 @@ std::unique_ptr<VerbsDevice> VerbsDevice::open(ibv_device *device, int *err)
 VerbsDevice::Read VerbsDevice::read_event(AsyncEvent *out, int *err)
 {
     ibv_async_event event;
-    for (int tries = 1; ibv_get_async_event(context_, &event) != 0; ++tries) {
+    // errno is cleared first: rdma-core returns -1 on a short read without
+    // setting it, and a stale EAGAIN would read as "no event" while poll()
+    // keeps reporting the fd readable - a busy loop.
+    for (int tries = 1; (errno = 0, ibv_get_async_event(context_, &event) != 0); ++tries) {
         int e = errno;
         // EINTR: retried, but boundedly: the caller goes back to poll(),
         // which keeps the thread responsive to stop() whatever happens here.
@@ -125,6 +131,7 @@ int VerbsDevice::query_port(unsigned port, PortInfo *out)
     int rc = 0;
     for (int tries = 0; tries < kTransientTries; ++tries) {
         // The verbs.h wrapper returns the errno value (some providers -1 with errno).
+        errno = 0;
         rc = ibv_query_port(context_, static_cast<uint8_t>(port), &attr);
         if (rc < 0)
             rc = errno ? errno : EIO;
@@ -147,6 +154,7 @@ int VerbsDevice::port_guid(unsigned port, uint64_t *guid)
     ibv_gid gid;
     int err = 0;
     for (int tries = 0; tries < kTransientTries; ++tries) {
+        errno = 0;
         if (ibv_query_gid(context_, static_cast<uint8_t>(port), 0, &gid) == 0) {
             *guid = be64toh(gid.global.interface_id);
             return 0;

@@ -68,7 +68,7 @@ grep -qx 'event_plugin_options (null)' "$W/stock.conf" || fail "opensm -c wrote 
 # --help documents every command and option key.
 run --help
 expect_rc 0 "--help"
-for w in enable disable set unset status port= holdoff_ms= sweep_on_loss= act_in= retry_max_ms= --dry-run --create; do
+for w in enable disable set unset status port= holdoff_ms= sweep_on_loss= act_in= retry_max_ms= verify_ms= verify_tries= --dry-run --create; do
     expect_out "$w" "--help mentions $w"
 done
 run -f "$W/stock.conf"
@@ -102,7 +102,7 @@ expect_rc 0 "enable with options"
 expect_line "$W/c1.conf" "event_plugin_options portwatch.holdoff_ms=250 portwatch.sweep_on_loss=yes" "enable with options"
 run -f "$W/c1.conf" status
 expect_rc 0 "status when enabled"
-expect_out '^options: port=auto holdoff_ms=250 sweep_on_loss=yes act_in=master,discovering retry_max_ms=30000$' "status when enabled"
+expect_out '^options: port=auto holdoff_ms=250 sweep_on_loss=yes act_in=master,discovering retry_max_ms=30000 verify_ms=1000 verify_tries=4$' "status when enabled"
 run -f "$W/c1.conf" set holdoff_ms=300
 expect_rc 0 "set replaces a token"
 expect_line "$W/c1.conf" "event_plugin_options portwatch.holdoff_ms=300 portwatch.sweep_on_loss=yes" "set replaces in place"
@@ -171,7 +171,8 @@ expect_line "$W/c5.conf" "event_plugin_name (null)" "disable of the last plugin"
 # 6. Option values: the plugin's rules (plugin/options.cpp).
 cp "$W/stock.conf" "$W/c6.conf"
 for bad in holdoff_ms=60001 holdoff_ms=-1 holdoff_ms=1e3 holdoff_ms=+5 holdoff_ms=banana \
-           retry_max_ms=99 retry_max_ms=3600001 sweep_on_loss=Yes sweep_on_loss=1 \
+           retry_max_ms=99 retry_max_ms=3600001 holdoff_ms=-0 verify_ms=60001 verify_ms=-0 \
+           verify_tries=21 verify_tries=-1 verify_tries=0x1 verify_tries=1.5 sweep_on_loss=Yes sweep_on_loss=1 \
            act_in=master,master act_in=master, act_in=slave act_in= port=0x0 port=0x \
            port=0x12345678901234567 port=mlx5_0:0 port=mlx5_0:255 port=mlx5_0 port=a:b:1 \
            port=mlx5/0:1 port=Auto port=; do
@@ -185,13 +186,14 @@ run -f "$W/c6.conf" set holdoff_ms=1 holdoff_ms=2
 expect_rc 2 "a key given twice"
 no_backup "$W/c6.conf" "refused sets"
 for good in holdoff_ms=0 holdoff_ms=60000 holdoff_ms=007 retry_max_ms=100 retry_max_ms=3600000 \
+            verify_ms=0 verify_ms=60000 verify_tries=20 verify_tries=00 \
             sweep_on_loss=no act_in=not_active,standby port=auto port=mlx5_0:254 port=0X1 \
             port=0x0002c903000e0b72 port=my-dev.0:1; do
     run -f "$W/c6.conf" --no-backup set "$good"
     [ "$RC" = 0 ] || fail "set $good: exit status $RC, expected 0; output: $OUT"; ok
 done
 run -f "$W/c6.conf" status
-expect_out '^options \(when enabled\): port=my-dev.0:1 holdoff_ms=7 sweep_on_loss=no act_in=standby,not_active retry_max_ms=3600000$' "values shown as the plugin shows them"
+expect_out '^options \(when enabled\): port=my-dev.0:1 holdoff_ms=7 sweep_on_loss=no act_in=standby,not_active retry_max_ms=3600000 verify_ms=60000 verify_tries=0$' "values shown as the plugin shows them"
 run -f "$W/c6.conf" set port=0X00AB
 expect_out 'port=0x00000000000000ab ' "a GUID shown as the plugin shows it"
 

@@ -80,15 +80,20 @@ for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened v
             "OpenSM's bound port" 'named by portwatch.port' \
             'is on no open verbs port; watching every ' 'InfiniBand port until it resolves' \
             '%s; retrying in %lld ms' \
-            'verbs device(s) that failed to open may hold the watched port; ' '" (the GID query of "' \
+            '" (the GID query of "' 'is gone with its verbs device; watching no other ' \
+            '%s (%s) is not open yet' 'verbs device %s is back as %s (port GUID 0x%016llx)' \
+            '%s is INIT %lld ms after the heavy sweep: %s (try %u of %u)%s%s [action=%s]' \
+            '"heavy sweep requested again"' '%s is INIT after the heavy sweep (portwatch.verify_tries=0)' \
+            '%s is still INIT after %u more heavy sweeps: the SM could not bring its port up' \
+            '%s is ACTIVE again %.3f ms after the link came back' \
             'OpenSM has not chosen its port yet; watching every ' \
             '%s %s -> %s (%s): %s, %s%s%s [action=%s]' '"; SM is "' 'hold-off over: %s [action=%s]' \
             'telemetry: %s %.3f ms after the port event' 'OpenSM is exiting: sweep not requested' \
             'verbs device %s failed (%s): closed it, reopening in %lld ms' 'cannot open verbs device %s: %s' 'cannot list verbs devices: %s' \
-            'warning: no usable verbs device' 'of the watched port is not back; retrying in %lld ms' \
-            'poll failed: %s; event thread stops' \
+            'warning: no usable verbs device' 'verbs device(s) %s not back; retrying in %lld ms' \
+            'event thread: %s; carrying on in %lld ms' \
             'stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu ' \
-            '"ignored=%lu device_failures=%lu"' \
+            '"ignored=%lu device_failures=%lu retries=%lu"' \
             '"link lost"' '"link back"' '"SM configuring the port"' '"attributes changed"' '"no change"' \
             '"sweep"' '"mark"' '"defer"' '"none"' \
             '"HEAVY_SWEEP_START"' '"HEAVY_SWEEP_DONE"' '"SUBNET_UP"'; do

@@ -1,5 +1,7 @@
 #include "fake_host.hpp"
 
+#include <new>
+
 #include <dlfcn.h>
 #include <endian.h>
 
@@ -26,6 +28,10 @@ pw_sm_state FakeHost::sm_state_cb(void *ctx)
     auto *self = static_cast<FakeHost *>(ctx);
     if (self->closed)
         ++self->calls_after_close;
+    if (self->sm_state_throws.load() > 0) {
+        --self->sm_state_throws;
+        throw std::bad_alloc();
+    }
     return self->sm_state.load();
 }
 

@@ -30,6 +30,9 @@ public:
     // Runs inside every woken sweep request, as OpenSM's sweeper may report
     // HEAVY_SWEEP_START before the request call has returned. Set before start().
     std::function<void()> on_wake;
+    // While above zero, each sm_state() call on the core's side throws
+    // std::bad_alloc (and counts one down): an exception on the event thread.
+    std::atomic<int> sm_state_throws{0};
 
     void set_guid(uint64_t host_order);
     int sweeps() const;

@@ -43,3 +43,12 @@ tests_unit_test_faults_SOURCES = \
 	tests/unit/test_faults.cpp
 tests_unit_test_faults_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_faults_LDADD = $(PW_TEST_LDADD)
+
+# Device lifecycles and outcome checks: one case per failure found in review.
+check_PROGRAMS += tests/unit/test_lifecycle
+TESTS += tests/unit/test_lifecycle
+tests_unit_test_lifecycle_SOURCES = \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/test_lifecycle.cpp
+tests_unit_test_lifecycle_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+tests_unit_test_lifecycle_LDADD = $(PW_TEST_LDADD)

@@ -37,16 +37,19 @@ BOOST_AUTO_TEST_CASE(defaults_without_options)
         BOOST_TEST(!o.sweep_on_loss);
         BOOST_TEST(o.act_in.describe() == "master,discovering");
         BOOST_TEST(o.retry_max.count() == 30000);
+        BOOST_TEST(o.verify.count() == 1000);
+        BOOST_TEST(o.verify_tries == 4u);
     }
     BOOST_TEST(ok(nullptr).describe() ==
                "port=auto holdoff_ms=100 sweep_on_loss=no act_in=master,discovering "
-               "retry_max_ms=30000");
+               "retry_max_ms=30000 verify_ms=1000 verify_tries=4");
 }
 
 BOOST_AUTO_TEST_CASE(every_key)
 {
     Options o = ok("portwatch.port=mlx5_0:1 portwatch.holdoff_ms=0 portwatch.sweep_on_loss=yes "
-                   "portwatch.act_in=master,standby portwatch.retry_max_ms=100");
+                   "portwatch.act_in=master,standby portwatch.retry_max_ms=100 "
+                   "portwatch.verify_ms=0 portwatch.verify_tries=20");
     BOOST_TEST((o.port.kind == PortSpec::Kind::DevicePort));
     BOOST_TEST(o.port.device == "mlx5_0");
     BOOST_TEST(o.port.port == 1u);
@@ -57,6 +60,9 @@ BOOST_AUTO_TEST_CASE(every_key)
     BOOST_TEST(!o.act_in.contains(PW_SM_DISCOVERING));
     BOOST_TEST(!o.act_in.contains(PW_SM_NOT_ACTIVE));
     BOOST_TEST(o.retry_max.count() == 100);
+    BOOST_TEST(o.verify.count() == 0);
+    BOOST_TEST(o.verify_tries == 20u);
+    BOOST_TEST(ok("portwatch.verify_tries=0").verify_tries == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(port_forms)
@@ -95,6 +101,10 @@ BOOST_AUTO_TEST_CASE(malformed_tokens_name_the_token)
     BOOST_TEST(bad("portwatch.holdoff_ms=99999999999999999999").find("0 to 60000") !=
                std::string::npos);
     BOOST_TEST(bad("portwatch.retry_max_ms=99").find("100 to 3600000") != std::string::npos);
+    BOOST_TEST(bad("portwatch.verify_ms=60001").find("0 to 60000") != std::string::npos);
+    BOOST_TEST(bad("portwatch.verify_tries=21").find("0 to 20") != std::string::npos);
+    BOOST_TEST(bad("portwatch.verify_tries=-1").find("verify_tries=-1") != std::string::npos);
+    BOOST_TEST(bad("portwatch.verify_tries=two").find("0 to 20") != std::string::npos);
     BOOST_TEST(bad("portwatch.sweep_on_loss=maybe").find("yes or no") != std::string::npos);
     BOOST_TEST(bad("portwatch.act_in=master,master").find("act_in") != std::string::npos);
     BOOST_TEST(bad("portwatch.act_in=leader").find("act_in=leader") != std::string::npos);

@@ -294,9 +294,17 @@ Reply cmd_fail(const Args &a)
     int err = EIO;
     if (auto v = option(a, "errno")) {
         auto named = errno_names().find(*v);
-        err = named != errno_names().end()
-                  ? named->second
-                  : static_cast<int>(parse_number(a.command, "errno", *v, 1, 4095));
+        if (*v == "unchanged") {
+            // rdma-core's ibv_get_async_event() returns -1 on a short read
+            // without setting errno: the caller sees whatever errno held.
+            if (call != Call::get_async_event)
+                return Reply::failure("fail: errno=unchanged applies to get_async_event only");
+            err = 0;
+        } else {
+            err = named != errno_names().end()
+                      ? named->second
+                      : static_cast<int>(parse_number(a.command, "errno", *v, 1, 4095));
+        }
     }
     unsigned count = 1;
     if (auto v = option(a, "count"))

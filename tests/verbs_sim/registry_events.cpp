@@ -188,7 +188,8 @@ int Registry::get_async_event(ibv_context *context, ibv_async_event *event)
         Context &ctx = context_of(context, "ibv_get_async_event");
         int err;
         if (take_fault(Call::get_async_event, err)) {
-            errno = err;
+            if (err)  // 0: errno=unchanged, a short read
+                errno = err;
             return -1;
         }
         if (ctx.disconnected) {
