@@ -198,6 +198,13 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<s
     if (std::optional<TimePoint> due = outcome_.deadline(); due && *due <= now)
         check_outcome(now);
     awaiting_sweep_ = outcome_.awaiting_sweep();
+    if (awaiting_sweep_) {
+        // Reports counted before the flag went up woke nobody (report()
+        // counts, then reads the flag): take them now, or a sweep that
+        // already ended would be waited for until the bound.
+        take_reports(now);
+        awaiting_sweep_ = outcome_.awaiting_sweep();
+    }
     if (!awaiting_sweep_) {
         // Reports nobody waits for are absorbed: a later check must not
         // take an old SUBNET_UP for the end of its sweep.
@@ -212,8 +219,10 @@ void Monitor::take_reports(TimePoint now)
     // been reported already, and belongs to this check.
     if (state_changed_.exchange(false)) {
         bool acting = opts_.act_in.contains(host_.sm_state());
-        if (acting && !sm_acting_ && resolver_.watched())
-            outcome_.recheck(now);
+        if (acting && !sm_acting_ && resolver_.watched()) {
+            outcome_.link_changed();  // tries of its own: the SM's sweep is new
+            outcome_.recheck(now, true);  // an SM that starts acting sweeps
+        }
         sm_acting_ = acting;
     }
     unsigned progress = progress_reports_, up = up_reports_;
@@ -317,7 +326,8 @@ void Monitor::handle_event(const std::string &name, const AsyncEvent &event, Tim
     if (event.type == IBV_EVENT_GID_CHANGE || resolver_.looking())
         resolve(now);
     if ((dev = devices_.find(name)))
-        examine_port(*dev, event.port, type, now);
+        examine_port(*dev, event.port, type,
+                     event.type == IBV_EVENT_PORT_ERR || event.type == IBV_EVENT_PORT_ACTIVE, now);
 }
 
 std::string Monitor::tracker_key(const PortKey &key) const
@@ -330,7 +340,8 @@ std::string Monitor::tracker_key(const PortKey &key) const
     return buf;
 }
 
-void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause, TimePoint now)
+void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause, bool link_may_have_changed,
+                           TimePoint now)
 {
     PortKey key{dev.name(), port};
     // Once the watched port is known no other port matters, not even a query:
@@ -353,14 +364,14 @@ void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause, T
     if (!port_guids_.count(key))
         note_port_guid(dev, port);  // the tracker is keyed by it
     Transition t = trackers_[tracker_key(key)].update(info.snapshot);
-    act(key, t, cause, now);
+    act(key, t, cause, link_may_have_changed, now);
 }
 
 void Monitor::sync_ports(const std::string &name, TimePoint now)
 {
     VerbsDevice *dev = devices_.find(name);
     for (unsigned port = 1; dev && port <= dev->port_count(); ++port) {
-        examine_port(*dev, port, "device opened", now);
+        examine_port(*dev, port, "device opened", true, now);
         dev = devices_.find(name);  // examine_port may have lost it
     }
 }
@@ -384,15 +395,17 @@ void Monitor::note_port_guid(VerbsDevice &dev, unsigned port)
     it->second = guid;
 }
 
-void Monitor::act(const PortKey &key, const Transition &t, const char *cause, TimePoint now)
+void Monitor::act(const PortKey &key, const Transition &t, const char *cause, bool link_may_have_changed,
+                  TimePoint now)
 {
     bool watched_port = resolver_.watched() && key == *resolver_.watched();
     if (t.change == Change::Initial) {
         host_.log(PW_LOG_INFO, "%s is %s (phys state %u, LID %u)", key.str().c_str(),
                   link_state_name(t.to.state), t.to.phys_state, t.to.lid);
-        // Up but not configured: the SM should see to it; check that it does.
+        // Up but not configured: the SM should see to it (at start-up its
+        // first sweep is on its way); check that it does.
         if (watched_port && t.to.state == LinkState::Init)
-            outcome_.recheck(now);
+            outcome_.recheck(now, true);
         return;
     }
     pw_sm_state sm = host_.sm_state();
@@ -426,12 +439,23 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, Ti
         return;
     if (t.to.state == LinkState::Active || t.to.state == LinkState::Armed) {
         outcome_.settled();
+        // A sweep deferred by the hold-off for a return the SM has answered
+        // meanwhile (its own sweep, or an earlier one) would be one too many.
+        if (t.to.state == LinkState::Active && policy_.drop_deferred())
+            host_.log(PW_LOG_INFO, "%s is %s: deferred sweep dropped [action=none]",
+                      key.str().c_str(), link_state_name(t.to.state));
         if (t.to.state == LinkState::Active)
             note_active(key, now);
     } else if (t.to.state == LinkState::Init && !link_change && !policy_.deadline()) {
         // Still INIT and nothing on its way (events read late can hide a
         // return: INIT, DOWN, INIT read as INIT, INIT): check the outcome.
-        outcome_.recheck(now);
+        // A link event, or a device reopened (its link may have gone and
+        // come back while it was closed), is a new return with tries of its
+        // own. A sweep that fails to configure the port changes no link
+        // state and reopens nothing, so this cannot feed itself.
+        if (link_may_have_changed)
+            outcome_.link_changed();
+        outcome_.recheck(now, false);
     }
 }
 

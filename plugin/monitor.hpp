@@ -70,7 +70,11 @@ private:
     void take_reports(TimePoint now);
     void drain_device(const std::string &name, TimePoint now);
     void handle_event(const std::string &name, const AsyncEvent &event, TimePoint now);
-    void examine_port(VerbsDevice &dev, unsigned port, const char *cause, TimePoint now);
+    // link_may_have_changed: the driver reported a link state event
+    // (PORT_ERR/PORT_ACTIVE), or the device was (re)opened: the link may have
+    // gone and come back without the states showing it.
+    void examine_port(VerbsDevice &dev, unsigned port, const char *cause, bool link_may_have_changed,
+                      TimePoint now);
     void sync_ports(const std::string &name, TimePoint now);
     void note_port_guid(VerbsDevice &dev, unsigned port);
     std::string tracker_key(const PortKey &key) const;
@@ -78,7 +82,8 @@ private:
     void rescan(TimePoint now);
     void looking(TimePoint now);
     void lose(const std::string &name, const char *why, TimePoint now);
-    void act(const PortKey &key, const Transition &t, const char *cause, TimePoint now);
+    void act(const PortKey &key, const Transition &t, const char *cause, bool link_may_have_changed,
+             TimePoint now);
     void apply(const Decision &d, TimePoint event_time, TimePoint now);
     void check_outcome(TimePoint now);
     void note_active(const PortKey &key, TimePoint now);

@@ -27,13 +27,20 @@ void Outcome::sweep_requested(TimePoint now)
     at_ = now + kStartBound;
 }
 
-void Outcome::recheck(TimePoint now)
+void Outcome::recheck(TimePoint now, bool sweep_coming)
 {
     if (phase_ != Phase::Idle)
         return;  // a check is already on its way
-    tries_ = 0;
-    phase_ = Phase::AwaitSweep;
-    at_ = now + kStartBound;
+    if (max_tries_ > 0 && tries_ >= max_tries_)
+        return;  // given up on this return: said so once
+    if (sweep_coming) {
+        phase_ = Phase::AwaitSweep;
+        at_ = now + kStartBound;
+    } else {
+        phase_ = Phase::Grace;
+        ended_ = now;
+        at_ = now + grace();
+    }
 }
 
 void Outcome::sweep_progress(TimePoint now)

@@ -28,11 +28,17 @@ public:
 
     // A heavy sweep was requested for the watched port.
     void sweep_requested(TimePoint now);
-    // The link was lost or came back: a new episode, the tries start afresh.
+    // The link was lost or came back (or the SM started acting): a new
+    // episode, the tries start afresh. Nothing else resets them, so a port
+    // the SM cannot configure costs verify_tries sweeps and one ERROR line.
     void link_changed() { tries_ = 0; }
-    // Something suggests the port may need the SM (the SM started acting, a
-    // look found the port at INIT): check once a sweep, if any, has ended.
-    void recheck(TimePoint now);
+    // Something suggests the port may need the SM: check it. With
+    // sweep_coming (the SM just started acting, or portwatch just started:
+    // OpenSM sweeps then by itself) the check waits for that sweep to end;
+    // otherwise (a look found the port INIT with nothing on its way) it
+    // looks again after the grace period. Once the tries are used up it
+    // does nothing until link_changed().
+    void recheck(TimePoint now, bool sweep_coming);
     // OpenSM reported a heavy sweep in progress (HEAVY_SWEEP_START, or
     // HEAVY_SWEEP_DONE: OpenSM reports that when discovery is done, before
     // it assigns LIDs and activates ports, osm_state_mgr.c), or the subnet

@@ -157,4 +157,14 @@ std::string vsim(const std::string &command)
     return reply;
 }
 
+bool try_vsim(const std::string &command, std::string *reply)
+{
+    auto fn = reinterpret_cast<vsim_command_fn>(dlsym(RTLD_DEFAULT, "vsim_command"));
+    char buf[1024] = "no verbs simulator";
+    int rc = fn ? fn(command.c_str(), buf, sizeof(buf)) : -1;
+    if (reply)
+        *reply = buf;
+    return rc == 0;
+}
+
 } // namespace pwtest

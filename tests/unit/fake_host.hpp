@@ -66,5 +66,8 @@ private:
 // Runs one verbs simulator command; fails the test on an error reply or
 // when the simulator is not preloaded.
 std::string vsim(const std::string &command);
+// The same without Boost.Test assertions, for threads other than the test's
+// own: false (and the reply in *reply) on an error reply or no simulator.
+bool try_vsim(const std::string &command, std::string *reply = nullptr);
 
 } // namespace pwtest

@@ -8,7 +8,7 @@ EXTRA_DIST += tests/with-vsim
 # loaded into uninstrumented programs (empty otherwise).
 AM_TESTS_ENVIRONMENT = PW_SANITIZER_PRELOAD='$(PW_SANITIZER_PRELOAD)'; export PW_SANITIZER_PRELOAD;
 EXTRA_DIST += tests/sanitizers/env.sh tests/sanitizers/asan.supp tests/sanitizers/lsan.supp \
-	tests/sanitizers/tsan.supp tests/sanitizers/valgrind.supp tests/stress/valgrind.sh \
+	tests/sanitizers/tsan.supp tests/sanitizers/valgrind.supp tests/stress/valgrind.sh tests/stress/model.sh \
 	tests/fuzz/fuzz_options.cpp tests/fuzz/fuzz_policy.cpp
 
 PW_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/verbs_sim $(BOOST_CPPFLAGS) \
@@ -22,6 +22,7 @@ tests_unit_test_logic_SOURCES = \
 	tests/unit/test_logic_main.cpp \
 	tests/unit/test_options.cpp \
 	tests/unit/test_policy.cpp \
+	tests/unit/test_outcome.cpp \
 	tests/unit/test_port_tracker.cpp
 tests_unit_test_logic_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_logic_LDADD = $(PW_TEST_LDADD)
@@ -49,6 +50,15 @@ check_PROGRAMS += tests/unit/test_lifecycle
 TESTS += tests/unit/test_lifecycle
 tests_unit_test_lifecycle_SOURCES = \
 	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
-	tests/unit/test_lifecycle.cpp
+	tests/unit/core_plugin.hpp tests/unit/test_lifecycle.cpp
 tests_unit_test_lifecycle_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_lifecycle_LDADD = $(PW_TEST_LDADD)
+
+# Model-based randomized device lifecycles (seeds 1..1000; see the file).
+check_PROGRAMS += tests/unit/test_model
+TESTS += tests/unit/test_model
+tests_unit_test_model_SOURCES = \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/core_plugin.hpp tests/unit/test_model.cpp
+tests_unit_test_model_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+tests_unit_test_model_LDADD = $(PW_TEST_LDADD)

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "clock.hpp"
+#include "core_plugin.hpp"
 #include "expect.hpp"
 #include "fake_host.hpp"
 
@@ -44,40 +45,6 @@ void add(const std::string &name, uint64_t node_guid, const std::string &extra =
                   static_cast<unsigned long long>(node_guid), extra.c_str());
     vsim(cmd);
 }
-
-class Plugin {
-public:
-    explicit Plugin(FakeHost &host, const char *options = kOptions) : host_(host)
-    {
-        core_ = pw_core_create(&host.callbacks(), options, "OpenSM 3.3.23");
-        BOOST_REQUIRE_MESSAGE(core_, "create failed:\n" << host.dump());
-    }
-    ~Plugin() { destroy(); }
-    Plugin(const Plugin &) = delete;
-    Plugin &operator=(const Plugin &) = delete;
-
-    void report(pw_report r) { pw_core_report(core_, r); }
-    // What OpenSM reports around a heavy sweep.
-    void sweep_reports()
-    {
-        report(PW_REPORT_HEAVY_SWEEP_START);
-        report(PW_REPORT_HEAVY_SWEEP_DONE);
-        report(PW_REPORT_SUBNET_UP);
-    }
-    void destroy()
-    {
-        if (!core_)
-            return;
-        host_.exiting = true;
-        pw_core_destroy(core_);
-        core_ = nullptr;
-        host_.closed = true;
-    }
-
-private:
-    FakeHost &host_;
-    pw_core *core_ = nullptr;
-};
 
 template <typename Pred>
 bool eventually(Pred pred, milliseconds bound = milliseconds(5000))
@@ -142,7 +109,7 @@ BOOST_AUTO_TEST_CASE(reset_of_opensm_device_beside_another)
     add("mlx5_1", kNode1);
     FakeHost host;
     host.set_guid(kSmGuid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "watching mlx5_0:1 (port GUID 0x0002c90300003001, OpenSM's bound port)");
     vsim("remove mlx5_0");
     expect_log(host, "verbs device mlx5_0 failed");
@@ -169,7 +136,7 @@ BOOST_AUTO_TEST_CASE(device_appearing_after_start_beside_another)
     add("mlx5_1", kNode1);
     FakeHost host;
     host.set_guid(kSmGuid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "is on no open verbs port");
     add("mlx5_0", kNode0);
     expect_log(host, "watching mlx5_0:1 (port GUID 0x0002c90300003001, OpenSM's bound port)");
@@ -189,7 +156,7 @@ BOOST_AUTO_TEST_CASE(opensm_device_back_under_another_name)
     add("mlx5_1", kNode1);
     FakeHost host;
     host.set_guid(kSmGuid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "mlx5_0:1 is ACTIVE");
     vsim("remove mlx5_0");
     expect_log(host, "is gone with its verbs device");
@@ -273,7 +240,7 @@ BOOST_AUTO_TEST_CASE(late_events_hiding_a_return_are_caught_by_the_outcome)
     add("mlx5_0", kNode0);
     FakeHost host;
     host.set_guid(kSmGuid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "mlx5_0:1 is ACTIVE");
     vsim("port mlx5_0 1 state=down");
     expect_log(host, "mlx5_0:1 ACTIVE -> DOWN");
@@ -331,7 +298,7 @@ BOOST_AUTO_TEST_CASE(return_ignored_in_standby_is_checked_when_the_sm_acts)
     FakeHost host;
     host.set_guid(kSmGuid);
     host.sm_state = PW_SM_STANDBY;
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "mlx5_0:1 is ACTIVE");
     vsim("port mlx5_0 1 state=down");
     expect_log(host, "ACTIVE -> DOWN");
@@ -352,7 +319,7 @@ BOOST_AUTO_TEST_CASE(exception_on_the_event_thread_is_survived)
     add("mlx5_0", kNode0);
     FakeHost host;
     host.set_guid(kSmGuid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "mlx5_0:1 is ACTIVE");
     host.sm_state_throws = 1;
     vsim("port mlx5_0 1 state=down");
@@ -370,7 +337,7 @@ BOOST_AUTO_TEST_CASE(poll_error_is_retried_not_fatal)
     add("mlx5_0", kNode0);
     FakeHost host;
     host.set_guid(kSmGuid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "mlx5_0:1 is ACTIVE");
     rlimit saved{};
     BOOST_REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
@@ -396,7 +363,7 @@ BOOST_AUTO_TEST_CASE(short_read_with_stale_errno_does_not_spin)
     add("mlx5_0", kNode0);
     FakeHost host;
     host.set_guid(kSmGuid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "mlx5_0:1 is ACTIVE");
     long cpu0 = -1;
     BOOST_REQUIRE(eventually([&] { return (cpu0 = portwatch_thread_cpu_ms()) >= 0; }));
