@@ -164,7 +164,11 @@ void Monitor::loop_once()
     if (rc < 0) {
         if (errno == EINTR)
             return;
-        throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+        // Not an exception: this is expected trouble (EINVAL past
+        // RLIMIT_NOFILE, ENOMEM), handled like any other on this thread.
+        const std::string what = std::string("poll failed: ") + std::strerror(errno);
+        trouble(what.c_str(), Clock::now());
+        return;
     }
     serve(Clock::now(), fds, std::move(names));
     trouble_backoff_.reset();
@@ -207,9 +211,16 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<s
     }
     if (!awaiting_sweep_) {
         // Reports nobody waits for are absorbed: a later check must not
-        // take an old SUBNET_UP for the end of its sweep.
-        progress_seen_ = progress_reports_;
-        up_seen_ = up_reports_;
+        // take an old SUBNET_UP for the end of its sweep. Not while an SM
+        // state change is still to be taken: the sweep of an SM that just
+        // started to act is reported after its state change, and belongs
+        // to the check that change starts. (Counts read first: a report
+        // counted before the read follows any state change it belongs to.)
+        unsigned progress = progress_reports_, up = up_reports_;
+        if (!state_changed_) {
+            progress_seen_ = progress;
+            up_seen_ = up;
+        }
     }
 }
 
@@ -439,11 +450,10 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, bo
         return;
     if (t.to.state == LinkState::Active || t.to.state == LinkState::Armed) {
         outcome_.settled();
-        // A sweep deferred by the hold-off for a return the SM has answered
-        // meanwhile (its own sweep, or an earlier one) would be one too many.
-        if (t.to.state == LinkState::Active && policy_.drop_deferred())
-            host_.log(PW_LOG_INFO, "%s is %s: deferred sweep dropped [action=none]",
-                      key.str().c_str(), link_state_name(t.to.state));
+        // A sweep the hold-off deferred still runs at the window's end even
+        // though the port reads ACTIVE now: on rxe (and any driver that has
+        // no INIT state) ACTIVE from verbs says nothing about whether the SM
+        // configured the port, and the return it was for is real.
         if (t.to.state == LinkState::Active)
             note_active(key, now);
     } else if (t.to.state == LinkState::Init && !link_change && !policy_.deadline()) {

@@ -67,13 +67,6 @@ Decision Policy::on_deadline(pw_sm_state sm, TimePoint now)
     return wake(sm, now, "hold-off over, heavy sweep requested");
 }
 
-bool Policy::drop_deferred()
-{
-    bool was = pending_;
-    pending_ = false;
-    return was;
-}
-
 const char *action_name(Action action)
 {
     switch (action) {

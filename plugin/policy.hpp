@@ -41,9 +41,6 @@ public:
     Decision on_retry(pw_sm_state sm, TimePoint now);
     // Call when now >= deadline(): performs what the hold-off deferred.
     Decision on_deadline(pw_sm_state sm, TimePoint now);
-    // The port is ACTIVE again while a wake-up was deferred:
-    // the return it was for is answered, so it is dropped. True if one was.
-    bool drop_deferred();
     // When the thread must next call on_deadline(); empty when nothing is pending.
     std::optional<TimePoint> deadline() const;
 

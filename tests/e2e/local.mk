@@ -7,6 +7,7 @@ e2e_tests = \
 	tests/e2e/test_bounce_mlx4.sh \
 	tests/e2e/test_bounce_rxe.sh \
 	tests/e2e/test_bounce_sweep_on_loss.sh \
+	tests/e2e/test_device_reset.sh \
 	tests/e2e/test_sigterm.sh \
 	tests/e2e/test_lifecycle.sh \
 	tests/e2e/test_bad_option.sh \

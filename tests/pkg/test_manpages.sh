@@ -87,7 +87,7 @@ for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened v
             '%s is still INIT after %u more heavy sweeps: the SM could not bring its port up' \
             '%s is ACTIVE again %.3f ms after the link came back' \
             'OpenSM has not chosen its port yet; watching every ' \
-            '%s %s -> %s (%s): %s, %s%s%s [action=%s]' '"; SM is "' 'hold-off over: %s [action=%s]' '%s is %s: deferred sweep dropped [action=none]' \
+            '%s %s -> %s (%s): %s, %s%s%s [action=%s]' '"; SM is "' 'hold-off over: %s [action=%s]' \
             'telemetry: %s %.3f ms after the port event' 'OpenSM is exiting: sweep not requested' \
             'verbs device %s failed (%s): closed it, reopening in %lld ms' 'cannot open verbs device %s: %s' 'cannot list verbs devices: %s' \
             'warning: no usable verbs device' 'verbs device(s) %s not back; retrying in %lld ms' \

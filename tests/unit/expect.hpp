@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "fake_host.hpp"
 
@@ -39,6 +40,19 @@ inline void expect_sweeps(const FakeHost &host, int n,
 {
     bool seen = host.wait_sweeps(n, timeout);
     BOOST_REQUIRE_MESSAGE(seen, "expected " << n << " sweeps:\n" << host.dump());
+}
+
+// Waits until pred() holds; false if it still does not after the bound.
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds bound = std::chrono::milliseconds(5000))
+{
+    auto deadline = std::chrono::steady_clock::now() + bound;
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
 }
 
 } // namespace pwtest

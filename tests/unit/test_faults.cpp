@@ -264,7 +264,7 @@ BOOST_AUTO_TEST_CASE(pollerr_on_the_async_fd)
     vsim("remove mlx5_0 abrupt");
     expect_log(host, "verbs device mlx5_0 failed (POLLERR): closed it, reopening in 100 ms");
     expect_log(host, "warning: no usable verbs device; retrying in");
-    std::this_thread::sleep_for(milliseconds(700));  // several quiet retries
+    expect_log(host, "no usable verbs device", 4);  // several retries, the rest quiet
     BOOST_TEST(host.count_logged("no usable verbs device", PW_LOG_INFO) == 1, host.dump());
     add_device("mlx5_0", kNodeGuid, "state=init");
     expect_sweeps(host, 1);
@@ -555,7 +555,9 @@ BOOST_AUTO_TEST_CASE(delete_in_the_middle_of_everything)
         vsim("event mlx5_0 1 lid_change");
     portwatch::TimePoint t0 = portwatch::Clock::now();
     plugin.destroy();
-    BOOST_TEST(portwatch::ms_between(t0, portwatch::Clock::now()) < 500.0);
+    // Milliseconds in practice; generous for a loaded machine, far below
+    // the 5 s hold-off and the open retries a hung delete would wait out.
+    BOOST_TEST(portwatch::ms_between(t0, portwatch::Clock::now()) < 2000.0);
     BOOST_TEST(host.sweeps() == 1, host.dump());  // the deferred one never fired
     BOOST_TEST(host.count("stopped: ") == 1);
     vsim("fail open_device count=0");

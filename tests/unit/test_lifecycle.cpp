@@ -46,18 +46,6 @@ void add(const std::string &name, uint64_t node_guid, const std::string &extra =
     vsim(cmd);
 }
 
-template <typename Pred>
-bool eventually(Pred pred, milliseconds bound = milliseconds(5000))
-{
-    auto deadline = portwatch::Clock::now() + bound;
-    while (!pred()) {
-        if (portwatch::Clock::now() > deadline)
-            return false;
-        std::this_thread::sleep_for(milliseconds(2));
-    }
-    return true;
-}
-
 // The CPU time (ms) the thread named "portwatch" has used so far.
 long portwatch_thread_cpu_ms()
 {

@@ -236,15 +236,24 @@ BOOST_AUTO_TEST_CASE(flap_storm_respects_the_holdoff_and_ends_with_a_sweep)
         vsim("port mlx5_0 1 state=init");
     }
     TimePoint end = Clock::now();
-    // The storm ended with the link up: a sweep must follow it.
-    std::this_thread::sleep_for(milliseconds(600));
+    // The storm ended with the link up: a sweep must follow it (the one the
+    // window deferred, at its end). Read in one burst, the storm may also
+    // be a single return answered at once: then that one sweep is the last.
+    auto final_sweep = [&] {
+        std::vector<TimePoint> s = host.sweep_times();
+        return !s.empty() && s.back() >= end - milliseconds(5);
+    };
+    bool after_the_storm = eventually(final_sweep, milliseconds(3000));
     m.stop();
     std::vector<TimePoint> sweeps = host.sweep_times();
     BOOST_REQUIRE(!sweeps.empty());
+    // The hold-off spaces the sweeps 200 ms apart on the thread's clock; the
+    // fake host stamps them when called, which a loaded machine can delay:
+    // a generous margin (a broken hold-off sweeps once per bounce, ~0 ms).
     for (size_t i = 1; i < sweeps.size(); ++i)
-        BOOST_TEST(ms_between(sweeps[i - 1], sweeps[i]) >= 199.0);
+        BOOST_TEST(ms_between(sweeps[i - 1], sweeps[i]) >= 120.0, host.dump());
     BOOST_TEST(sweeps.size() <= static_cast<size_t>(ms_between(begin, end) / 200) + 2);
-    BOOST_TEST((sweeps.back() >= end - milliseconds(5) || sweeps.size() == 1), host.dump());
+    BOOST_TEST((after_the_storm || sweeps.size() == 1), host.dump());
 }
 
 BOOST_AUTO_TEST_CASE(removed_device_is_reopened_and_a_changed_state_acted_on)
@@ -394,10 +403,19 @@ BOOST_AUTO_TEST_CASE(idle_thread_never_wakes)
     host.set_guid(kPort1Guid);
     Monitor m(host.callbacks(), opts());
     m.start();
-    std::this_thread::sleep_for(milliseconds(200));
-    long before = portwatch_thread_switches();
-    BOOST_REQUIRE(before >= 0);
-    std::this_thread::sleep_for(milliseconds(1500));
+    expect_log(host, "mlx5_0:1 is ACTIVE");
+    // The thread has reached its idle poll() once its switch count holds
+    // still for a while (no fixed sleep assumed long enough).
+    long before = -1;
+    BOOST_REQUIRE(eventually([&] {
+        long now = portwatch_thread_switches();
+        bool still = now >= 0 && now == before;
+        before = now;
+        if (!still)
+            std::this_thread::sleep_for(milliseconds(100));
+        return still;
+    }));
+    std::this_thread::sleep_for(milliseconds(1500));  // the quiet time observed
     BOOST_TEST(portwatch_thread_switches() == before);
 }
 
@@ -414,7 +432,10 @@ BOOST_AUTO_TEST_CASE(stop_is_prompt_with_events_pending)
     m.stop();
     double ms = ms_between(t0, Clock::now());
     BOOST_TEST_MESSAGE("stop() with events pending took " << ms << " ms");
-    BOOST_TEST(ms < 100.0);  // goal: a few ms; 100 catches a regression, not noise
+    // Goal: a few ms (docs/BENCHMARKS.md measures it). The bound is generous
+    // for a loaded machine, and still catches a stop() that works through
+    // the backlog or waits on a timeout.
+    BOOST_TEST(ms < 1000.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

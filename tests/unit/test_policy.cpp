@@ -153,22 +153,6 @@ BOOST_AUTO_TEST_CASE(holdoff_defers_and_the_last_state_wins)
     BOOST_TEST(!p.deadline().has_value());
 }
 
-BOOST_AUTO_TEST_CASE(a_deferred_sweep_is_dropped_once_the_port_is_active)
-{
-    Policy p(opts("portwatch.holdoff_ms=100"));
-    TimePoint t0{};
-    BOOST_TEST(!p.drop_deferred());  // nothing deferred
-    p.on_change(Change::LinkBack, PW_SM_MASTER, t0);
-    p.on_change(Change::LinkLost, PW_SM_MASTER, t0 + milliseconds(10));
-    BOOST_TEST((p.on_change(Change::LinkBack, PW_SM_MASTER, t0 + milliseconds(20)).action ==
-                Action::Defer));
-    BOOST_TEST(p.drop_deferred());
-    BOOST_TEST(!p.deadline().has_value());
-    // The window still holds for the next return.
-    BOOST_TEST((p.on_change(Change::LinkBack, PW_SM_MASTER, t0 + milliseconds(40)).action ==
-                Action::Defer));
-}
-
 BOOST_AUTO_TEST_CASE(a_final_loss_cancels_the_deferred_sweep)
 {
     Policy p(opts("portwatch.holdoff_ms=100"));
