@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // In-process benchmarks of the portwatch core: the C seam (pw_core_create,
 // pw_core_destroy) with a recording host, against the verbs simulator
 // (preloaded: run through tests/with-vsim). Prints numbers; never judges them.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # One fabric, one opensm, N bounces of the SM's own link; records raw timings.
 #
 #   bench/bounce.sh OUTDIR

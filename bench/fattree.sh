@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Writes an ibsim net file for a two-level fat tree on stdout.
 #
 #   bench/fattree.sh LEAVES HCAS_PER_LEAF SPINES

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Idle cost of the plugin inside a running opensm.
 #
 #   bench/idle.sh OUTDIR VARIANT SECONDS

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Benchmarks: "make bench" builds the plugin, the verbs simulator and the
 # programs below, runs bench/run.sh and rewrites docs/BENCHMARKS.md. The
 # programs are EXTRA_PROGRAMS, built only when make bench asks for them, so

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """Turns the raw data of one make bench run into docs/BENCHMARKS.md and a plot.
 
     report.py RESULTS_DIR OUT_MD OUT_PNG COMMAND

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The whole benchmark suite in one run (make bench). Prints numbers and writes
 # docs/BENCHMARKS.md and docs/benchmarks-reaction.png; it is not a test and
 # never fails on a timing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * smp_watch: a long-running poller of one port's LinkState, for benchmarks.
  *

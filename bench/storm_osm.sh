@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A flap storm inside opensm: the plugin loaded, the verbs simulator raising
 # EVENTS port events in SECONDS on the SM's port (DOWN/INIT toggles, as a
 # flapping cable would make the HCA report), opensm at its default log_flags

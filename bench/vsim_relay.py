@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """Relays stdin to a verbs simulator control socket and its replies to stdout.
 
     vsim_relay.py SOCKET

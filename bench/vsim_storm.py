@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """Raises a paced storm of port events through a verbs simulator socket.
 
     vsim_storm.py SOCKET DEVICE PORT EVENTS SECONDS

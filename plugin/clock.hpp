@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The one clock portwatch uses: monotonic, so hold-off and telemetry survive
 // wall-clock steps (NTP) on the SM host.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C entry points the OpenSM glue calls. No exception crosses into C:
 // whatever goes wrong becomes one ERROR line and a NULL plugin, and OpenSM
 // runs on without us ("ERR 1000: cannot load plugin").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The verbs devices portwatch holds open: what happens when one goes away.
 //
 // Every way a device can fail - it will not open, a query fails, the driver

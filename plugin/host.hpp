@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C++ face of struct pw_host: printf-style logging and typed calls.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The portwatch core (C++17, no OpenSM types): a convenience library shared by
 # the plugin and the unit tests.
 noinst_LTLIBRARIES += plugin/libportwatch_core.la

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The event thread and the pipeline it drives:
 //   verbs async fd -> re-query the port (PortTracker) -> Policy -> Host,
 // with the device set (Devices) and the port resolution (PortResolver)

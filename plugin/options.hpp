@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // portwatch's options, parsed from OpenSM's event_plugin_options string.
 //
 // That string is shared by every loaded plugin, so portwatch only claims

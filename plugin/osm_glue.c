@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
 /*
  * The OpenSM side of portwatch: the only file that includes OpenSM headers
  * and the only code that reads or writes OpenSM state.
@@ -12,12 +13,21 @@
  * HAVE_LIBPTHREAD) that change the layout of osm_opensm_t and osm_subn_opt_t:
  * without it first, every field offset below is wrong for the real opensm.
  */
+#define _GNU_SOURCE /* process_vm_readv() */
 #include <opensm/osm_config.h>
 #include <opensm/osm_opensm.h>
 #include <opensm/osm_event_plugin.h>
 #include <opensm/osm_version.h>
 
 #include <portwatch/host.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <unistd.h>
 
 static osm_opensm_t *osm_of(void *ctx)
 {
@@ -83,6 +93,94 @@ static int host_force_heavy_sweep(void *ctx, int wake)
 	return 0;
 }
 
+/*
+ * Copies LEN bytes from ADDR, which may point anywhere: 0 if they are not
+ * all mapped, instead of a fault inside opensm. Where the kernel refuses the
+ * call itself (a seccomp filter, no CONFIG_CROSS_MEMORY_ATTACH) the memory is
+ * read directly, as it was before this check existed.
+ */
+static int read_mem(const void *addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)addr, len };
+	ssize_t n;
+
+	errno = 0;
+	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 1;
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		memcpy(buf, addr, len);
+		return 1;
+	}
+	return 0;
+}
+
+/* The NUL-terminated string at ADDR (at most LEN - 1 bytes), read safely. */
+static int read_str(const char *addr, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i++) {
+		if (!read_mem(addr + i, buf + i, 1))
+			return 0;
+		if (buf[i] == '\0')
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * OpenSM's loader checks only its version string. A Debian rebuild of the
+ * same upstream version with other configure switches (the performance
+ * manager, for one) moves fields of osm_opensm_t: reading them through the
+ * layout portwatch was compiled against would then read garbage. Check two
+ * things OpenSM itself guarantees before trusting the layout: the plugin
+ * list OpenSM loaded us from names portwatch, and its log writes to the
+ * file named in its options (osm_log_init_v2() keeps that very pointer;
+ * with no file it writes to stdout).
+ * Returns NULL when the layout looks right, else what is wrong; *log_ok
+ * says whether OpenSM's log can be used for the complaint.
+ */
+static const char *layout_problem(const osm_opensm_t *osm, int *log_ok)
+{
+	char *names = NULL, *options = NULL, *log_file = NULL, *log_name = NULL;
+	FILE *out = NULL;
+	char text[1024];
+
+	/* No log_file ("(null)" in opensm.conf) logs to stdout. */
+	*log_ok = read_mem(&osm->subn.opt.log_file, &log_file, sizeof(log_file)) &&
+		  read_mem(&osm->log.log_file_name, &log_name, sizeof(log_name)) &&
+		  read_mem(&osm->log.out_port, &out, sizeof(out)) &&
+		  log_file == log_name && (log_name || out == stdout);
+	if (!read_mem(&osm->subn.opt.event_plugin_name, &names, sizeof(names)) ||
+	    !names || !read_str(names, text, sizeof(text)) ||
+	    !strstr(text, "portwatch"))
+		return "event_plugin_name does not name portwatch where expected";
+	if (!read_mem(&osm->subn.opt.event_plugin_options, &options, sizeof(options)) ||
+	    (options && !read_str(options, text, sizeof(text))))
+		return "event_plugin_options is not a string where expected";
+	if (!*log_ok)
+		return "its log is not where expected";
+	return NULL;
+}
+
+static void refuse(osm_opensm_t *osm, const char *problem, int log_ok)
+{
+	static const char fmt[] =
+		"portwatch: ERROR: the running opensm's structures differ from "
+		"those portwatch was built against (%s); portwatch not loaded, "
+		"OpenSM runs without it: rebuild portwatch against this "
+		"opensm's libopensm-dev\n";
+
+	/* syslog reaches journald whatever OpenSM's log level. */
+	syslog(LOG_ERR, fmt, problem);
+	if (log_ok)
+		osm_log(&osm->log, OSM_LOG_ERROR, fmt, problem);
+	else
+		fprintf(stderr, fmt, problem);
+}
+
 static void *portwatch_create(struct osm_opensm *osm)
 {
 	struct pw_host host = {
@@ -92,7 +190,13 @@ static void *portwatch_create(struct osm_opensm *osm)
 		.sm_port_guid = host_sm_port_guid,
 		.force_heavy_sweep = host_force_heavy_sweep,
 	};
+	int log_ok = 0;
+	const char *problem = layout_problem(osm, &log_ok);
 
+	if (problem) {
+		refuse(osm, problem, log_ok);
+		return NULL;
+	}
 	return pw_core_create(&host, osm->subn.opt.event_plugin_options,
 			      OSM_VERSION);
 }

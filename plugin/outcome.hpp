@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Judges a link return by its outcome: the SM port ACTIVE again.
 //
 // Events can be read late or collapse (INIT -> DOWN -> INIT read as INIT,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Decides what a port transition asks of OpenSM.
 //
 // - link lost: force the next sweep heavy ("mark"); with sweep_on_loss also

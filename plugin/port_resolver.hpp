@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Which port is the watched one, and where it is now.
 //
 // The watched port is named by portwatch.port: a DEVICE:PORT, a port GUID,

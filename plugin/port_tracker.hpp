@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Derives what really happened to a port from two successive port queries.
 //
 // Drivers disagree on event types (mlx5 reports a link returning at INIT as

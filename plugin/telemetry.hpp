@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // How long after the port event the sweep it caused started, finished and
 // brought the subnet up. Fed by the event thread (sweep_requested) and by
 // OpenSM's threads through report(); one short mutex section each.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RAII ownership of libibverbs objects, and the few verbs calls portwatch makes.
 //
 // Only documented libibverbs behaviour is used: the device list, one context

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // An eventfd that lets other threads wake the event thread out of poll().
 #pragma once
 

@@ -1,9 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # shellcheck shell=bash
 # scripts/lib.sh - sourced by scripts/check, scripts/demo and scripts/scenarios.
 #
 # pw_ensure_packages NAME: the Debian packages listed in scripts/packages
-# that are not installed are installed when running as root; otherwise NAME
-# prints the apt-get line to run and the function returns 1.
+# that are not installed are installed when running as root (named before,
+# and with no service started meanwhile: opensm's would run a subnet manager
+# on the host's real ports); otherwise NAME prints the apt-get line to run
+# and the function returns 1.
 pw_ensure_packages() {
     local name=$1 list pkg
     list=$(dirname "${BASH_SOURCE[0]}")/packages
@@ -20,10 +23,23 @@ pw_ensure_packages() {
         echo "  sudo apt-get install -y ${missing[*]}" >&2
         return 1
     fi
-    echo "$name: installing ${missing[*]}"
+    echo "$name: installing the Debian packages ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
+    local guard='' rc=0
+    if printf '%s\n' "${missing[@]}" | grep -qx opensm && [ ! -e /usr/sbin/policy-rc.d ]; then
+        # opensm's service runs a subnet manager on every InfiniBand port of
+        # the host: never start it behind the admin's back. policy-rc.d
+        # (exit 101) keeps maintainer scripts from starting services.
+        echo "$name: note: the opensm package's service would start a subnet manager on every"
+        echo "$name:   InfiniBand port of this host; it is not started now. Debian enables it"
+        echo "$name:   at boot: 'systemctl disable opensm' if this host must not run one."
+        guard=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\n# %s: no service starts while it installs packages\nexit 101\n' "$name" >"$guard"
+        chmod 755 "$guard"
+    fi
+    { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } || rc=$?
+    [ -z "$guard" ] || rm -f "$guard"
+    return "$rc"
 }
 
 # pw_build_if_needed TOP BUILD NAME: make sure BUILD holds libportwatch.so

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # scripts/portwatch-conf on copies of real opensm.conf files (written by
 # `opensm -c`) and on hand-made ones: what it changes, what it keeps, what it
 # refuses. Needs /usr/sbin/opensm (Debian package opensm); no root, no ibsim.
@@ -124,11 +125,15 @@ awk '
 cp "$W/c2.conf" "$W/c2.orig"
 run -f "$W/c2.conf" enable port=mlx5_0:1
 expect_rc 0 "enable next to another plugin"
+# One opensm per port (Debian's service) shares this file: an explicit port
+# is worth a warning, port=auto is not.
+expect_out 'warning: port=mlx5_0:1 makes every opensm that reads this file watch that one port' "warning on an explicit port"
 expect_line "$W/c2.conf" "event_plugin_name osmeventplugin portwatch   # the vendor's plugin" "enable keeps the other plugin and the comment"
 expect_line "$W/c2.conf" "event_plugin_options osmep.verbose=1 portwatch.act_in=master other=x,y portwatch.port=mlx5_0:1   # keep this comment" "enable keeps foreign tokens and the comment"
 [ "$(changed_lines "$W/c2.orig" "$W/c2.conf")" = 2 ] || fail "enable changed more than the two plugin lines"; ok
 run -f "$W/c2.conf" set act_in=standby,master
 expect_rc 0 "set next to foreign tokens"
+[[ $OUT != *"warning: port="* ]] || fail "warned about port while setting act_in: $OUT"
 expect_line "$W/c2.conf" "event_plugin_options osmep.verbose=1 portwatch.act_in=standby,master other=x,y portwatch.port=mlx5_0:1   # keep this comment" "set replaces in place"
 run -f "$W/c2.conf" status
 expect_out 'act_in=master,standby ' "status shows act_in as the plugin does"

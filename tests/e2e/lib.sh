@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # PW_* variables are the API for the test scripts
 # tests/e2e/lib.sh - harness for the end-to-end tests (sourced, never run).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # End-to-end tests: ibsim + stock opensm + libportwatch.so + the verbs simulator.
 # Each script makes its own work dir, ibsim socket name and simulator socket,
 # so they may run in parallel (make -j check). See tests/e2e/README.md.
@@ -8,6 +9,7 @@ e2e_tests = \
 	tests/e2e/test_bounce_rxe.sh \
 	tests/e2e/test_bounce_sweep_on_loss.sh \
 	tests/e2e/test_device_reset.sh \
+	tests/e2e/test_two_instances.sh \
 	tests/e2e/test_sigterm.sh \
 	tests/e2e/test_lifecycle.sh \
 	tests/e2e/test_bad_option.sh \
@@ -16,6 +18,7 @@ e2e_tests = \
 TESTS += $(e2e_tests)
 EXTRA_DIST += $(e2e_tests) \
 	tests/e2e/lib.sh \
+	tests/e2e/net.two-subnets \
 	tests/stress/lifecycle.sh \
 	tests/e2e/test_bounce.sh \
 	tests/e2e/README.md

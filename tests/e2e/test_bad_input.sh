@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Hostile event_plugin_options lines in opensm.conf, written as raw bytes:
 # what stock opensm 3.3.23 hands the plugin, and that the plugin refuses bad
 # input with one ERROR line naming it while opensm runs on.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A malformed portwatch option must make the plugin refuse to load, loudly,
 # without taking OpenSM down with it.
 #

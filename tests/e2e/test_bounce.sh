@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Bounce the SM's own link repeatedly with libportwatch.so loaded and check
 # that every return of the link is answered by exactly one heavy sweep.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # test_bounce.sh (mlx5-style events) with portwatch.sweep_on_loss=yes: the
 # link loss itself requests a heavy sweep too (opensm then logs "SM port is
 # down" and drops to DISCOVERING); the return must still bring exactly one

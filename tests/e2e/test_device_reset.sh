@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The reset of OpenSM's own verbs device on a two-device host, inside stock
 # opensm: a dual-port card is two verbs devices (mlx5_0 carries the SM's
 # port, mlx5_1 the card's other port), and firmware recovery or a devlink

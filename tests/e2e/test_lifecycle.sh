@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A short run of the lifecycle stress test (tests/stress/lifecycle.sh):
 # PW_LIFECYCLE_CYCLES (default 20) opensm start/stop cycles with an event
 # storm and SIGTERM at random points, including inside create().

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # OpenSM with libportwatch.so must shut down cleanly on SIGTERM, whatever the
 # plugin is doing.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Stock opensm (no plugin), sweep_interval 0, SM on Hca1 of net.2sw2path4hca.
 # Documents the problem portwatch solves: after the SM's own link bounces
 # (Unlink + ReLink "Hca1"[1]) the SM port comes back at INIT and stays there,

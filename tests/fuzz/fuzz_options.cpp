@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: portwatch's option parser (plugin/options.cpp) on
 // arbitrary bytes, as OpenSM would hand over event_plugin_options.
 //

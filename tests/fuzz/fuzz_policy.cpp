@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: PortTracker + Policy driven the way the event thread
 // (plugin/monitor.cpp) drives them, by an arbitrary sequence of port
 // snapshots, SM state changes and the passing of time.

@@ -1,14 +1,17 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Packaging: the Debian package built, installed, loaded by stock opensm and
 # removed (test_deb.sh, root only), and the man pages' lint (test_manpages.sh).
 # See tests/pkg/README.md.
-TESTS += tests/pkg/test_deb.sh tests/pkg/test_manpages.sh
+TESTS += tests/pkg/test_deb.sh tests/pkg/test_manpages.sh tests/pkg/test_licence.sh
 EXTRA_DIST += \
 	tests/pkg/README.md \
 	tests/pkg/test_manpages.sh \
+	tests/pkg/test_licence.sh \
 	tests/pkg/test_deb.sh \
 	debian/changelog \
 	debian/control \
 	debian/copyright \
+	debian/README.Debian \
 	debian/opensm-portwatch.lintian-overrides \
 	debian/opensm-portwatch.triggers \
 	debian/rules \
@@ -18,7 +21,8 @@ EXTRA_DIST += \
 # build runs (debian/rules, override_dh_auto_test). A list of what may run
 # rather than of what may not, so that a new fabric test never breaks the
 # package build; add new fabric-free tests here.
-nofabric_tests = $(unit_tests) tests/admin/test_portwatch_conf.sh tests/pkg/test_manpages.sh
+nofabric_tests = $(unit_tests) tests/admin/test_portwatch_conf.sh tests/pkg/test_manpages.sh \
+	tests/pkg/test_licence.sh
 # The model test runs 200 lifecycles here (make check: 1000), so that a
 # package build stays short.
 check-nofabric:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The Debian package end to end, as an admin would use it:
 #
 #   1. copies the current source tree to a temporary directory and builds it
@@ -8,8 +9,9 @@
 #   2. lintian on the result: no error (warnings are printed);
 #   3. the .deb: libportwatch.so in the multiarch library directory, no .la,
 #      portwatch-conf, both man pages, opensm.conf.sample and README in
-#      /usr/share/doc/opensm-portwatch; Depends pins opensm to the version of
-#      the libopensm-dev it was built with, which is the installed opensm; the
+#      /usr/share/doc/opensm-portwatch; Depends is the upstream version range
+#      of the libopensm-dev it was built with (any Debian revision), the
+#      package version names it (+osmX.Y.Z), the installed opensm is it; the
 #      plugin's osm_version string is the installed opensm's; the package
 #      version is configure.ac's;
 #   4. installs it with dpkg and enables the plugin in a fresh opensm.conf
@@ -157,7 +159,8 @@ if [ "$rc" -ne 0 ]; then
     pw_fail "dpkg-buildpackage -us -uc -b failed (exit $rc)"
 fi
 td_phase build
-DEB=$PW_DIR/build/${PKG}_${debversion}_$ARCH.deb
+osm_upstream=$(dpkg-query -W -f='${Version}' libopensm-dev | sed 's/^[0-9]*://; s/-[^-]*$//')
+DEB=$PW_DIR/build/${PKG}_${debversion}+osm${osm_upstream}_$ARCH.deb
 CHANGES=$PW_DIR/build/portwatch_${debversion}_$ARCH.changes
 [ -f "$DEB" ] || pw_fail "dpkg-buildpackage made no $(basename "$DEB"): $(ls "$PW_DIR/build")"
 if [[ " $build_opts " == *" nocheck "* ]]; then
@@ -198,7 +201,20 @@ has '-rw-r--r--' "$DOCDIR/copyright" "copyright"
 osm_dev=$(dpkg-query -W -f='${Version}' libopensm-dev)
 osm_bin=$(dpkg-query -W -f='${Version}' opensm)
 depends=$(dpkg-deb -f "$DEB" Depends)
-grep -qF "opensm (= $osm_dev)" <<<"$depends" || pw_fail "Depends does not pin opensm (= $osm_dev): $depends"
+# The upstream version, any Debian revision: opensm's security updates and
+# rebuilds keep the plugin installed.
+next=$(sed 's/[^0-9.].*//' <<<"$osm_upstream" | awk -F. -v OFS=. '{ $NF = $NF + 1; print }')
+grep -qF "opensm (>= $osm_upstream), opensm (<< $next~)" <<<"$depends" \
+    || pw_fail "Depends is not the upstream range opensm (>= $osm_upstream), opensm (<< $next~): $depends"
+! grep -qF "opensm (= " <<<"$depends" || pw_fail "Depends pins an exact opensm revision: $depends"
+for v in "$osm_dev" "$osm_upstream-99" "$osm_upstream-1+b9"; do
+    dpkg --compare-versions "$v" ge "$osm_upstream" && dpkg --compare-versions "$v" lt "$next~" \
+        || pw_fail "opensm $v would not satisfy $depends"
+done
+! dpkg --compare-versions "$next-1" lt "$next~" || pw_fail "opensm $next-1 would satisfy $depends"
+pkgversion=$(dpkg-deb -f "$DEB" Version)
+[ "$pkgversion" = "$debversion+osm$osm_upstream" ] \
+    || pw_fail "package version $pkgversion does not say the opensm it was built for ($debversion+osm$osm_upstream)"
 [ "$osm_bin" = "$osm_dev" ] || pw_fail "installed opensm $osm_bin differs from libopensm-dev $osm_dev"
 mkdir -p "$PW_DIR/x"
 dpkg-deb -x "$DEB" "$PW_DIR/x"

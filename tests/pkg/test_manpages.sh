@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The man pages (docs/*.8): render without a warning, carry the package
 # version, and still match the code they describe.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # shellcheck shell=sh
 # Sanitizer run-time options for the test runners of a sanitizer build
 # (configure --enable-sanitizers=...). Sourced by tests/with-vsim (unit tests)

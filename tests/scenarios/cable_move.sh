@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Scenario 1: the SM's HCA cable is moved to another switch port.
 #
 #   between   the move happens between two sweeps (SCEN_ALIGN_S after a timer

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Scenario 3: the SM's link flaps.
 #
 #   short     down for SCEN_DOWN_S, well before the next timer sweep: no sweep

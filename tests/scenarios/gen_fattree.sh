@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # gen_fattree.sh [LEAVES [SPINES [HOSTS_PER_LEAF [LINKS_PER_PAIR [PORTS]]]]]
 # Prints an ibsim net file: a two-level fat tree of 36-port switches.
 #   Leaf1..LeafL: hosts on ports 1..H, uplinks on the next S*K ports

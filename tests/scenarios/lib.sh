@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # SCEN_* variables are the API for the scenario scripts
 # tests/scenarios/lib.sh - failure scenarios against stock opensm, with and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Failure scenarios against stock opensm, without and with portwatch (see
 # tests/scenarios/README.md). Each t_*.sh runs one scenario script on a
 # reduced matrix: every scenario and driver style at sweep_interval 0, a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Scenario 4: a flap storm - the SM's link bounces SCEN_STORM_BOUNCES times
 # within one hold-off window (portwatch.holdoff_ms=SCEN_STORM_HOLDOFF_MS).
 #

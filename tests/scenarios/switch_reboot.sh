@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Scenario 2: the switch the SM hangs off reboots between two light sweeps.
 #
 #   ibsim: Clear "Switch1" (every port of the switch down, its LID and SM LID

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # make check: scripts/demo runs to the end (stock opensm and opensm with
 # portwatch, cable move and switch reboot), prints its timeline, exits 0
 # (portwatch did its job) and leaves no process behind.

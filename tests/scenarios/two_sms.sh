@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Scenario 6: two SMs, a master on Hca1 (sm_priority 10) and a standby on
 # Hca2 (sm_priority 5), each with its own opensm process and, in plugin mode,
 # its own libportwatch.so and verbs simulator whose device carries its own

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Lifecycle stress: stock opensm with libportwatch.so started and stopped
 # over and over on an ibsim fabric, an event storm running against the verbs
 # simulator, SIGTERM at random points - including while the plugin's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The model-based lifecycle test (tests/unit/test_model.cpp) over many
 # seeds: LIFECYCLES lifecycles, split into shards that run in parallel (each
 # shard is its own process with its own verbs simulator; a lifecycle mostly

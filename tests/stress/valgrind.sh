@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # valgrind memcheck over stock opensm with libportwatch.so, on an ibsim
 # fabric with the verbs simulator (as in the e2e tests), through a scenario:
 # link bounces (each answered by a heavy sweep), a DEVICE_FATAL and a removal

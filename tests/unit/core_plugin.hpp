@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin as OpenSM holds it: a core made through the C entry points
 // (pw_core_create/report/destroy) around a FakeHost, destroyed as OpenSM's
 // delete() does. Shared by the tests that play OpenSM's side by hand.

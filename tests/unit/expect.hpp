@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the event-thread tests (test_monitor, test_faults) share: the
 // per-case simulator fixture, and waiting assertions that on timeout end the
 // test case with everything the plugin logged so far (the timeouts are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A struct pw_host that records what the core asks of OpenSM, for tests.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Unit tests (Boost.Test). Every test binary runs with the verbs simulator
 # preloaded (tests/with-vsim), so verbs calls reach the simulator.
 LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) $(top_srcdir)/tests/with-vsim
@@ -62,3 +63,10 @@ tests_unit_test_model_SOURCES = \
 	tests/unit/core_plugin.hpp tests/unit/test_model.cpp
 tests_unit_test_model_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_model_LDADD = $(PW_TEST_LDADD)
+
+# The layout guard of the C glue. C, not C++ (OpenSM's headers are not
+# C++): the glue is compiled in, with test doubles for opensm and the core.
+check_PROGRAMS += tests/unit/test_glue_guard
+TESTS += tests/unit/test_glue_guard
+tests_unit_test_glue_guard_SOURCES = tests/unit/test_glue_guard.c
+tests_unit_test_glue_guard_CPPFLAGS = $(AM_CPPFLAGS) $(OSM_CPPFLAGS)

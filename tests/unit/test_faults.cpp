@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fault injection: the plugin's C entry points (pw_core_create / destroy /
 // report, exactly what OpenSM calls) against the verbs simulator with its
 // faults armed: EINTR and EAGAIN on every verbs call that can return them,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Device lifecycles as real SM hosts have them, one regression test per
 // failure found in review: two verbs devices per dual-port card, a device
 // reset and renamed, a device stuck failing, events read late, a return seen

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Model-based randomized test of device lifecycles. A seeded generator
 // plays what real SM hosts do to OpenSM's verbs device and its link - the
 // link bounced for any length, events read late and in bursts, the device

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The event thread against the verbs simulator (preloaded by tests/with-vsim):
 // real libibverbs calls, real fds, real poll(); only OpenSM is a fake.
 #define BOOST_TEST_MODULE portwatch_monitor

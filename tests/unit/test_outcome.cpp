@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The outcome check on its own (plugin/outcome.hpp): when it looks at the
 // port, what it concludes, and that it is bounded. Pure logic: the times are
 // made up, nothing sleeps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Parser for the control language (see README.md for the grammar).  Parsing
 // and validation happen here, before the registry is touched, so a command
 // with one bad argument changes nothing.  The name tables are function-local

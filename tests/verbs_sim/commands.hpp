@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The control language: one text line in, one Reply out.  Used by
 // vsim_command(), the VSIM_CONFIG file and the VSIM_SOCKET server alike, so
 // all three ways in accept exactly the same commands.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Start-up of the simulator inside the host process, and vsim_command().
 //
 // The library constructor runs before main() of the host: it executes the

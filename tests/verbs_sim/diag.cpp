@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // stderr reporting; see diag.hpp for why misuse aborts.
 #include "diag.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Diagnostics on stderr.  A simulator that silently tolerates misuse would let
 // plugin bugs pass tests that the real library (or real hardware) would expose,
 // so misuse of the verbs API ends the process loudly via caller_bug().

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The libibverbs simulator: an LD_PRELOAD library standing in for libibverbs,
 # its control CLI, and its self-test.  See tests/verbs_sim/README.md.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Driver-style event rules and small formatting helpers for the model types.
 #include "model.hpp"
 

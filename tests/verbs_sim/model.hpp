@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Plain data describing the simulated hardware, shared by the registry (which
 // owns the state) and the command parser (which builds change requests).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Storage for process-wide objects that must outlive every other thread.
 //
 // The host process (opensm) may still call into the simulator from its own

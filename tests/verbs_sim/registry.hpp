@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The process-wide simulator state: devices, open contexts, their event
 // queues, fault injection and statistics.  This is the one global of the
 // simulator; every member function takes the single mutex, so the verbs entry

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Control-only operations: fault injection and delays, statistics, waiting for the
 // code under test to open or close a device, and reset between test cases.
 #include "registry.hpp"

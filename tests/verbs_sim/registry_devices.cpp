@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Devices and contexts: adding devices, the device list, open and close, and
 // the pointer lookups that turn API misuse into loud aborts.
 #include "registry.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Async events: queueing them to contexts, the state changes and failures
 // that produce them, and ibv_get_async_event / ibv_ack_async_event.
 #include "registry.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibv_query_device / _port / _gid / _pkey.  Return conventions differ per
 // call and are kept exactly: query_device and query_port return the errno
 // value, query_gid and query_pkey return -1 and set errno (see their man

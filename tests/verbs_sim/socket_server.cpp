@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The control socket.  One thread multiplexes all connections with poll(),
 // so commands from several clients are executed one at a time, in arrival
 // order.  A client sends lines; each gets exactly one reply line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The VSIM_SOCKET control endpoint: a unix stream socket served by one
 // background thread, speaking the same command language as vsim_command().
 #pragma once

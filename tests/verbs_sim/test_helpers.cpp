@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Implementation of the self-test helpers (see test_helpers.hpp).
 #include "test_helpers.hpp"
 

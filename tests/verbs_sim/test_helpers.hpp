@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Helpers shared by the simulator self-test.  The test program calls the
 // ordinary libibverbs API; tests/with-vsim preloads libvsim.so, so those calls
 // reach the simulator, which the tests steer through vsim_command().

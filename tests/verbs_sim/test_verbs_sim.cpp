@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Self-test of the libibverbs simulator: device list, contexts and queries.
 // Events, lifecycle and the control paths live in the other test_vsim_*.cpp
 // files of the same test program.

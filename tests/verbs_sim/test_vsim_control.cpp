@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Self-test: the command language, VSIM_CONFIG, VSIM_SOCKET and vsimctl.
 //
 // The socket server and the config file are started by the library

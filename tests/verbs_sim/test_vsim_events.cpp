@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Self-test: async events, driver styles and acknowledgement accounting.
 #include <boost/test/unit_test.hpp>
 

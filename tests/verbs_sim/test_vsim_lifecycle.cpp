@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Self-test: device removal, fatal errors, fault injection, waits and stats.
 #include <boost/test/unit_test.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Owning wrapper for a file descriptor: closes it exactly once.
 #pragma once
 

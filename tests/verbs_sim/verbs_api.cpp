@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The exported libibverbs entry points.  Preloaded ahead of the real
 // libibverbs.so.1, these definitions win symbol lookup for the calls the code
 // under test makes; the version script gives them the version IBVERBS_1.1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibv_*_str(): the same texts the real library prints, because plugin log
 // lines (and tests grepping them) should not change under the simulator.
 #include <infiniband/verbs.h>

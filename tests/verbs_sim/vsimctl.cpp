@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // vsimctl: send one command to a running simulator's control socket.
 //
 //   vsimctl [-s SOCKET] [-t SECONDS] WORD...

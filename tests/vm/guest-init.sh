@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # tests/vm/guest-init.sh - /init of the rxe test VM (runs as PID 1 inside it).
 #
 # test_rxe_kernel.sh inserts a block of PW_* settings after the first line and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Real-kernel test: portwatch on rdma_rxe inside a qemu VM (TCG) booted from a
 # Debian kernel package, with stock opensm on an ibsim fabric. Needs network
 # access for the first run (apt-get download of the kernel, cached afterwards

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # tests/vm/test_rxe_kernel.sh - portwatch against a real kernel's rdma stack.
 #
 # Boots a Debian 6.1 kernel under qemu (TCG) with rdma_rxe on a veth pair and

@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+# One opensm per port, as Debian runs it: with PORTS=ALL in
+# /etc/default/opensm its service starts
+#     opensm --guid GUID --log_file /var/log/opensm.GUID.log
+# for every port of the host, all reading the same /etc/opensm/opensm.conf.
+# With portwatch.port=auto (the default) in that shared file, each instance
+# must watch the port it is bound to, and sweep for that port only.
+#
+# Set-up: tests/e2e/net.two-subnets, two separate subnets; the host's two
+# ports are Hca1 (subnet A) and Hca2 (subnet B). One opensm.conf (portwatch
+# enabled, sweep_interval 0), two opensm started with --guid PORT_GUID and
+# --log_file opensm.PORT_GUID.log, each with the verbs simulator showing the
+# host's two devices: mlx5_0 (Hca1's port) and mlx5_1 (Hca2's port).
+#
+# Asserts: each instance's plugin watches its own port (mlx5_0:1 for A,
+# mlx5_1:1 for B, "OpenSM's bound port"); bouncing A's link makes A's
+# plugin sweep (its SM port Active again) while B's plugin only logs the
+# other port's events and requests nothing; then the same the other way
+# round; both exit 0 on SIGTERM.
+set -euo pipefail
+PW_TEST_NAME=${PW_TEST_NAME:-test_two_instances}
+. "$(dirname "$0")/lib.sh"
+pw_init
+pw_require_plugin
+
+NET=$(cd "$(dirname "$0")" && pwd)/net.two-subnets
+RE_SWEEP='portwatch: .*\[action=sweep\]'
+
+# ---- two opensm instances: the harness keeps one "current"; the other's
+# variables are kept here and swapped in when needed.
+declare -A SAVED=()
+SLOT_VARS=(PW_OSM_PID PW_OSM_WRAP_PID PW_OSM_DIR PW_OSM_LOG PW_OSM_OUT PW_OSM_RC
+    PW_OSM_START_US PW_OSM_STOP_MS PW_OSM_HOST PW_VSIM_DEV PW_VSIM_CONFIG PW_VSIM_SOCKET)
+save_as() { local v; for v in "${SLOT_VARS[@]}"; do SAVED[$1.$v]=${!v:-}; done; }
+use() { local v; for v in "${SLOT_VARS[@]}"; do printf -v "$v" '%s' "${SAVED[$1.$v]}"; done; }
+pw_cleanup_hook() {   # stop the saved instances that are not current
+    local t pid i
+    for t in A B; do
+        pid=${SAVED[$t.PW_OSM_PID]:-}
+        [ -n "$pid" ] && [ "$pid" != "${PW_OSM_PID:-}" ] || continue
+        kill -TERM "$pid" 2>/dev/null
+        for i in $(seq 60); do pw_pid_running "$pid" || break; pw_sleep 0.05; done
+        pw_pid_running "$pid" && kill -KILL "$pid" 2>/dev/null
+    done
+    return 0
+}
+
+sim_start "$NET"
+port_guid() {   # HOST: its port GUID as ibsim gave it
+    local g
+    g=$(diag_run "$1" ibstat -p) || pw_fail "ibstat -p on $1 failed: $g"
+    echo "$g"
+}
+GUID_A=$(port_guid Hca1) GUID_B=$(port_guid Hca2)
+[ -n "$GUID_A" ] && [ -n "$GUID_B" ] && [ "$GUID_A" != "$GUID_B" ] \
+    || pw_fail "cannot tell the two ports apart: '$GUID_A' '$GUID_B'"
+pw_log "host ports: Hca1 $GUID_A (subnet A), Hca2 $GUID_B (subnet B)"
+
+# The one opensm.conf both instances read.
+CONF=$PW_DIR/opensm.conf
+# log_flags 0x0f: portwatch's "not the watched port" lines are DEBUG.
+osm_make_conf "$CONF" sweep_interval=0 log_flags=0x0f event_plugin_name=portwatch \
+    "event_plugin_options=portwatch.holdoff_ms=100"
+grep -q 'portwatch.port' "$CONF" && pw_fail "the shared opensm.conf names a port"
+
+start_instance() {   # TAG HOST GUID
+    local tag=$1 host=$2 guid=$3
+    PW_OSM_HOST=$host
+    PW_VSIM_DEV=mlx5_0
+    PW_VSIM_CONFIG=$PW_DIR/vsim-$tag.conf
+    PW_VSIM_SOCKET=$PW_DIR/vsim-$tag.sock
+    # The same host, so the same two verbs devices in both instances.
+    cat >"$PW_VSIM_CONFIG" <<EOF
+add mlx5_0 node_guid=$(printf '0x%016x' $(( GUID_A - 1 ))) style=mlx5 state=active
+port mlx5_0 1 guid=$GUID_A quiet
+add mlx5_1 node_guid=$(printf '0x%016x' $(( GUID_B - 1 ))) style=mlx5 state=active
+port mlx5_1 1 guid=$GUID_B quiet
+EOF
+    osm_start_plugin "$CONF" -- --guid "$guid" --log_file "$PW_DIR/opensm.$guid.log"
+    # Debian's service names the log after the GUID: read that one.
+    PW_OSM_LOG=$PW_DIR/opensm.$guid.log
+    wait_log "$PW_OSM_LOG" 'portwatch: loaded' 10
+    osm_wait_up 10
+}
+
+start_instance A Hca1 "$GUID_A"
+wait_log "$PW_OSM_LOG" "portwatch: watching mlx5_0:1 \\(port GUID $GUID_A, OpenSM's bound port\\)" 5
+wait_port_state Hca1 1 Active 5 || pw_fail "A: SM port is $PW_PORT_STATE after SUBNET UP"
+save_as A
+PW_OSM_PID= PW_OSM_WRAP_PID=
+start_instance B Hca2 "$GUID_B"
+wait_log "$PW_OSM_LOG" "portwatch: watching mlx5_1:1 \\(port GUID $GUID_B, OpenSM's bound port\\)" 5
+wait_port_state Hca2 1 Active 5 || pw_fail "B: SM port is $PW_PORT_STATE after SUBNET UP"
+save_as B
+for t in A B; do
+    [ "$(count_log "${SAVED[$t.PW_OSM_LOG]}" 'portwatch: ERROR|cannot load plugin')" = 0 ] \
+        || pw_fail "$t: the plugin reported an error at start-up"
+done
+
+# bounce TAG HOST DEV OTHER: the link of TAG's port goes and comes back. The
+# host's hardware reports it to both instances (both see both devices).
+bounce() {
+    local tag=$1 host=$2 dev=$3 other=$4 mark_me mark_other t
+    use "$other"; mark_other=$(log_lines "$PW_OSM_LOG")
+    use "$tag"; mark_me=$(log_lines "$PW_OSM_LOG")
+    sim_cmd "Unlink \"$host\"[1]"
+    for t in A B; do use "$t"; vsimctl port "$dev" 1 state=down; done
+    pw_sleep 0.3
+    sim_cmd "ReLink \"$host\"[1]"
+    for t in A B; do use "$t"; vsimctl port "$dev" 1 state=init; done
+    use "$tag"
+    wait_log "$PW_OSM_LOG" "portwatch: $dev:1 DOWN -> INIT .*\\[action=sweep\\]" 5 "$mark_me"
+    wait_log "$PW_OSM_LOG" "$PW_RE_HEAVY" 5 "$mark_me"
+    wait_port_state "$host" 1 Active 5 || pw_fail "$tag: SM port is $PW_PORT_STATE after its bounce"
+    for t in A B; do use "$t"; vsimctl port "$dev" 1 state=active; done
+    use "$tag"
+    wait_log "$PW_OSM_LOG" "portwatch: $dev:1 is ACTIVE again" 5 "$mark_me"
+    pw_log "$tag's bounce: its plugin swept, its SM port is Active"
+    # The other instance saw the events of a port that is not its own.
+    use "$other"
+    wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*not the watched port, ignored" 5 "$mark_other"
+    pw_sleep 0.5   # what a wrongly woken sweep would take to show
+    [ "$(count_log "$PW_OSM_LOG" "$RE_SWEEP" "$mark_other")" = 0 ] \
+        || pw_fail "$other swept for $tag's port: $(grep_log "$PW_OSM_LOG" 'portwatch: ' "$mark_other" | tail -n 5)"
+    [ "$(count_log "$PW_OSM_LOG" "$PW_RE_HEAVY" "$mark_other")" = 0 ] \
+        || pw_fail "$other ran a heavy sweep for $tag's port"
+    pw_log "$tag's bounce: $other requested nothing"
+}
+bounce A Hca1 mlx5_0 B
+bounce B Hca2 mlx5_1 A
+
+for t in B A; do
+    use "$t"
+    osm_stop_clean 5
+    wait_log "$PW_OSM_LOG" 'portwatch: stopped: ' 1
+    pw_log "$t: ${PW_MATCH_TEXT#*portwatch: }"
+    save_as "$t"
+done
+sim_stop
+pw_pass "one opensm per port sharing one opensm.conf: each plugin watched its own port and swept for it only"

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB */
+/*
+ * The layout guard of plugin/osm_glue.c: create() must start the core only
+ * when OpenSM's structures look like those portwatch was compiled against,
+ * and otherwise refuse with one ERROR line and return NULL (OpenSM runs on
+ * without the plugin) - without faulting on whatever the fields hold.
+ *
+ * C, not C++: OpenSM's headers are not C++. The glue is compiled into this
+ * program, with test doubles for what opensm and the C++ core provide.
+ */
+#include "../../plugin/osm_glue.c"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+/* ---- test doubles: OpenSM's log and sweeper, the core */
+volatile unsigned int osm_exit_flag;
+static char logged[4096];
+static int log_lines;
+static int core_creates;
+static const char *core_options;
+static int core_handle;
+
+void osm_log(osm_log_t *log, osm_log_level_t level, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)log;
+	if (level != OSM_LOG_ERROR)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(logged, sizeof(logged), fmt, ap);
+	va_end(ap);
+	log_lines++;
+}
+
+void osm_sm_sweep(osm_sm_t *sm)
+{
+	(void)sm;
+}
+
+struct pw_core *pw_core_create(const struct pw_host *host, const char *options,
+			       const char *osm_version)
+{
+	(void)host;
+	(void)osm_version;
+	core_creates++;
+	core_options = options;
+	return (struct pw_core *)&core_handle;
+}
+
+void pw_core_destroy(struct pw_core *core)
+{
+	(void)core;
+}
+
+void pw_core_report(struct pw_core *core, enum pw_report report)
+{
+	(void)core;
+	(void)report;
+}
+
+/* ---- harness */
+static int failures;
+
+#define CHECK(cond)                                                          \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "%s:%d: %s: check failed: %s\n",     \
+				__FILE__, __LINE__, current, #cond);          \
+			failures++;                                          \
+		}                                                            \
+	} while (0)
+
+static const char *current;
+static char log_file[] = "/var/log/opensm.log";
+
+/* An osm_opensm_t as OpenSM 3.3.23 leaves it when it calls create(). */
+static osm_opensm_t *make_osm(char *names, char *options)
+{
+	osm_opensm_t *osm = calloc(1, sizeof(*osm));
+
+	if (!osm)
+		abort();
+	osm->osm_version = OSM_VERSION;
+	osm->subn.opt.event_plugin_name = names;
+	osm->subn.opt.event_plugin_options = options;
+	osm->subn.opt.log_file = log_file;
+	osm->log.log_file_name = log_file;
+	return osm;
+}
+
+static void *create(osm_opensm_t *osm)
+{
+	log_lines = 0;
+	logged[0] = '\0';
+	core_creates = 0;
+	core_options = NULL;
+	return osm_event_plugin.create(osm);
+}
+
+static void expect_refused(osm_opensm_t *osm, const char *why, int to_osm_log)
+{
+	void *data = create(osm);
+
+	CHECK(data == NULL);
+	CHECK(core_creates == 0);
+	CHECK(log_lines == (to_osm_log ? 1 : 0));
+	if (to_osm_log) {
+		CHECK(strstr(logged, "portwatch: ERROR: ") == logged);
+		CHECK(strstr(logged, why) != NULL);
+		CHECK(strstr(logged, "rebuild portwatch") != NULL);
+	}
+}
+
+int main(void)
+{
+	char names[] = "portwatch", both[] = "other portwatch", other[] = "other";
+	char options[] = "portwatch.holdoff_ms=5";
+	osm_opensm_t *osm;
+	unsigned char *shifted;
+
+	current = "the layout OpenSM sets up";
+	osm = make_osm(names, options);
+	CHECK(create(osm) == &core_handle);
+	CHECK(core_creates == 1);
+	CHECK(core_options == options);
+	CHECK(log_lines == 0);
+	free(osm);
+
+	current = "portwatch among several plugins, no options";
+	osm = make_osm(both, NULL);
+	CHECK(create(osm) == &core_handle);
+	CHECK(core_options == NULL);
+	free(osm);
+
+	current = "event_plugin_name names another plugin";
+	osm = make_osm(other, options);
+	expect_refused(osm, "event_plugin_name does not name portwatch", 1);
+	free(osm);
+
+	current = "event_plugin_name points at unmapped memory";
+	osm = make_osm((char *)16, options);
+	expect_refused(osm, "event_plugin_name does not name portwatch", 1);
+	free(osm);
+
+	current = "event_plugin_options points at unmapped memory";
+	osm = make_osm(names, (char *)24);
+	expect_refused(osm, "event_plugin_options is not a string", 1);
+	free(osm);
+
+	current = "no log file: OpenSM logs to stdout";
+	osm = make_osm(names, options);
+	osm->subn.opt.log_file = NULL;
+	osm->log.log_file_name = NULL;
+	osm->log.out_port = stdout;
+	CHECK(create(osm) == &core_handle);
+	free(osm);
+
+	current = "the log is not where the options say";
+	osm = make_osm(names, options);
+	osm->log.log_file_name = NULL;
+	expect_refused(osm, "its log is not where expected", 0);
+	free(osm);
+
+	/*
+	 * Another build of OpenSM: every field 8 bytes further on than
+	 * compiled (as a member added near the top would move them).
+	 */
+	current = "every field moved by 8 bytes";
+	osm = make_osm(names, options);
+	shifted = calloc(1, sizeof(*osm) + 8);
+	if (!shifted)
+		abort();
+	memcpy(shifted + 8, osm, sizeof(*osm));
+	expect_refused((osm_opensm_t *)shifted, "", 0);
+	free(shifted);
+	free(osm);
+
+	if (failures) {
+		fprintf(stderr, "FAIL: test_glue_guard: %d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("PASS: test_glue_guard: create() starts the core only on the compiled layout; "
+	       "8 layouts checked, none faulted\n");
+	return 0;
+}
