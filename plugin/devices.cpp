@@ -92,7 +92,9 @@ std::vector<std::string> Devices::scan(TimePoint now)
     DeviceList list;
     if (!list.ok()) {
         if (list.error() != list_error_)
-            news.push_back(format("cannot list verbs devices: %s", std::strerror(list.error())));
+            // ibv_get_device_list(3): ENOSYS is "no kernel support for RDMA".
+            news.push_back(format("cannot list verbs devices: %s%s", std::strerror(list.error()),
+                                  list.error() == ENOSYS ? " (no kernel RDMA support: is ib_uverbs loaded?)" : ""));
         list_error_ = list.error();
     } else {
         list_error_ = 0;

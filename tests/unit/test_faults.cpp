@@ -14,6 +14,7 @@
 #define BOOST_TEST_MODULE portwatch_faults
 #include <boost/test/unit_test.hpp>
 
+#include <cerrno>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -412,6 +413,24 @@ BOOST_AUTO_TEST_CASE(device_list_fails_then_works)
     BOOST_TEST(errors(host) == 1, host.dump());
     bounce(host, "mlx5_0");
     expect_sweeps(host, 1);
+    plugin.destroy();
+    expect_silence_after_exit(host, "mlx5_0");
+}
+
+// No kernel RDMA support (ib_uverbs not loaded): ibv_get_device_list(3)
+// fails with ENOSYS, and the ERROR line says what to look at.
+BOOST_AUTO_TEST_CASE(device_list_without_kernel_support_names_the_cause)
+{
+    add_device("mlx5_0");
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    vsim("fail get_device_list errno=" + std::to_string(ENOSYS) + " count=1");
+    Plugin plugin(host);
+    BOOST_TEST(host.count("cannot list verbs devices: Function not implemented (no kernel RDMA "
+                          "support: is ib_uverbs loaded?); retrying in 100 ms") == 1,
+               host.dump());
+    expect_log(host, "watching mlx5_0:1");
+    expect_synced(host, "mlx5_0");
     plugin.destroy();
     expect_silence_after_exit(host, "mlx5_0");
 }

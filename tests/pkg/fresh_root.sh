@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+# An install route of the README, run exactly as written, on a machine that
+# has nothing: a fresh `debootstrap --variant=minbase` root of RELEASE plus
+# git, nothing the project's own tests installed on this host.
+#
+#   tests/pkg/fresh_root.sh RELEASE ROUTE     (bookworm|trixie, deb|source)
+#
+#   deb:    the code block of "Install for production" (build-dep,
+#           dpkg-buildpackage with its own test step, apt-get install of the
+#           .deb, portwatch-conf --create enable, systemctl restart opensm)
+#   source: the code block after "Without the package:" (the apt-get line,
+#           autoreconf, configure, make, make install, ldconfig)
+# Then stock /usr/sbin/opensm of that root, started on the opensm.conf the
+# route left (deb) or one naming the plugin (source), must log
+# "portwatch: loaded" (it has no InfiniBand device there: the plugin says so
+# and keeps looking; opensm exits when it cannot bind).
+#
+# The commands are read from README itself and run as root in the chroot
+# with bash -e; apt-get is told to assume "yes" (apt.conf), no service may
+# start (policy-rc.d), and systemctl is a stand-in that records its call
+# (a chroot has no systemd). The project is a git clone of this checkout's
+# HEAD. Roots live in a work directory removed at the end (PW_KEEP=1 keeps
+# it); PW_FRESH_CACHE=DIR keeps a pristine debootstrap per release there
+# for the next run. Root only; needs debootstrap and network access to
+# deb.debian.org (PW_DEBIAN_MIRROR).
+set -euo pipefail
+release=${1:-} route=${2:-}
+case $release in bookworm|trixie) ;; *) echo "usage: $0 bookworm|trixie deb|source" >&2; exit 2 ;; esac
+case $route in deb|source) ;; *) echo "usage: $0 bookworm|trixie deb|source" >&2; exit 2 ;; esac
+name="fresh_root $release $route"
+top=$(cd "$(dirname "$0")/../.." && pwd)
+mirror=${PW_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+fail() { echo "FAIL: $name: $*"; exit 1; }
+log() { echo "[$(( SECONDS ))s] $name: $*"; }
+[ "$(id -u)" = 0 ] || fail "needs root (debootstrap, chroot)"
+command -v debootstrap >/dev/null || fail "debootstrap not found: install the Debian package debootstrap"
+git -C "$top" rev-parse HEAD >/dev/null 2>&1 || fail "$top is not a git checkout"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/pw-fresh.XXXXXX")
+root=$work/root
+mounted=()
+cleanup() {
+    local m
+    for m in "${mounted[@]}"; do umount -l "$m" 2>/dev/null || true; done
+    if [ "${PW_KEEP:-0}" = 1 ]; then echo "PW_KEEP=1: kept $work"; else rm -rf --one-file-system "$work"; fi
+}
+trap cleanup EXIT
+
+# ---- the commands, from README
+readme=$top/README
+if [ "$route" = deb ]; then
+    cmds=$(awk '/^Install for production$/ { f = 1 } f && /^    / { print substr($0, 5); n++ } f && n && /^$/ { exit }' "$readme")
+else
+    cmds=$(awk '/^Without the package:$/ { f = 1; next } f && /^    / { print substr($0, 5); n++ } f && n && /^$/ { exit }' "$readme")
+fi
+[ -n "$cmds" ] || fail "no $route commands found in README"
+log "README's commands:"$'\n'"$cmds"
+
+# ---- a fresh root
+t0=$SECONDS
+cache=${PW_FRESH_CACHE:-}
+if [ -n "$cache" ] && [ -f "$cache/$release.tar" ]; then
+    mkdir -p "$root" && tar -xf "$cache/$release.tar" -C "$root"
+else
+    debootstrap --variant=minbase --include=git,ca-certificates "$release" "$root" "$mirror" \
+        >"$work/debootstrap.log" 2>&1 || { tail -n 20 "$work/debootstrap.log"; fail "debootstrap $release failed"; }
+    if [ -n "$cache" ]; then mkdir -p "$cache" && tar -cf "$cache/$release.tar" -C "$root" .; fi
+fi
+log "fresh $release root in $(( SECONDS - t0 )) s ($(chroot "$root" dpkg-query -W -f='.\n' | wc -l) packages)"
+printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+chmod 755 "$root/usr/sbin/policy-rc.d"
+printf 'APT::Get::Assume-Yes "true";\n' >"$root/etc/apt/apt.conf.d/90assume-yes"
+printf '#!/bin/sh\necho "systemctl $*" >>/root/systemctl.calls\n' >"$root/usr/local/bin/systemctl"
+chmod 755 "$root/usr/local/bin/systemctl"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+for m in proc sys dev dev/pts; do
+    mount --bind "/$m" "$root/$m"
+    mounted=("$root/$m" "${mounted[@]}")
+done
+git clone -q --no-hardlinks "$top" "$root/root/portwatch"
+printf '%s\n' "set -ex" "export DEBIAN_FRONTEND=noninteractive" "cd /root/portwatch" \
+    "apt-get update" "$cmds" >"$root/root/route.sh"
+
+# ---- the route
+t0=$SECONDS
+if ! chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        bash /root/route.sh >"$work/route.log" 2>&1; then
+    tail -n 40 "$work/route.log"
+    fail "the README's $route route failed in a fresh $release root"
+fi
+log "route done in $(( SECONDS - t0 )) s"
+if [ "$route" = deb ]; then
+    grep -q '^systemctl restart opensm$' "$root/root/systemctl.calls" 2>/dev/null \
+        || fail "the route did not end with systemctl restart opensm"
+    grep -a -E '^# (PASS|FAIL):' "$work/route.log" | tr '\n' ' ' | sed "s/^/[package test step] /"; echo
+    grep -aq '^# FAIL: *0' "$work/route.log" || fail "the package's test step did not run, or failed"
+    conf=/etc/opensm/opensm.conf
+else
+    printf 'event_plugin_name portwatch\n' >"$root/root/opensm.conf"
+    conf=/root/opensm.conf
+fi
+
+# ---- stock opensm of that root loads the plugin
+chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin bash -c \
+    "dpkg-query -W opensm >/dev/null 2>&1 || apt-get install -y -q opensm >/dev/null; \
+     timeout 10 opensm -F $conf -f /root/opensm.log -e -g 0x0002c90300000001 >/dev/null 2>&1; \
+     grep -a 'portwatch' /root/opensm.log" >"$work/load.log" 2>&1 || true
+grep -q 'portwatch: loaded (portwatch ' "$work/load.log" \
+    || { cat "$work/load.log"; fail "stock opensm of the $release root did not load the plugin"; }
+log "$(grep -m1 'portwatch: loaded' "$work/load.log" | sed 's/.*portwatch: //')"
+echo "PASS: $name: the README's $route route works on a fresh $release root and stock opensm loads the plugin"
