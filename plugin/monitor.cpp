@@ -457,16 +457,19 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, bo
         // configured the port, and the return it was for is real.
         if (t.to.state == LinkState::Active)
             note_active(key, now);
-    } else if (t.to.state == LinkState::Init && !link_change && !policy_.deadline()) {
-        // Still INIT and nothing on its way (events read late can hide a
-        // return: INIT, DOWN, INIT read as INIT, INIT): check the outcome.
-        // A link event, or a device reopened (its link may have gone and
-        // come back while it was closed), is a new return with tries of its
-        // own. A sweep that fails to configure the port changes no link
-        // state and reopens nothing, so this cannot feed itself.
+    } else if (t.to.state == LinkState::Init && !link_change) {
+        // Still INIT (events read late can hide a return: INIT, DOWN, INIT
+        // read as INIT, INIT). A link event, or a device reopened (its link
+        // may have gone and come back while it was closed), is a new return
+        // with tries of its own - also while a deferred sweep is pending,
+        // or the tries of the old return would run out on the new one. A
+        // sweep that fails to configure the port changes no link state and
+        // reopens nothing, so this cannot feed itself. With nothing on its
+        // way, check the outcome.
         if (link_may_have_changed)
             outcome_.link_changed();
-        outcome_.recheck(now, false);
+        if (!policy_.deadline())
+            outcome_.recheck(now, false);
     }
 }
 

@@ -7,6 +7,7 @@ EXTRA_DIST += \
 	tests/pkg/README.md \
 	tests/pkg/test_manpages.sh \
 	tests/pkg/test_licence.sh \
+	tests/pkg/fresh_root.sh \
 	tests/pkg/test_deb.sh \
 	debian/changelog \
 	debian/control \

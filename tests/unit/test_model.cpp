@@ -260,8 +260,11 @@ private:
     {
         bool late = rng_.chance(30);
         step(std::string("bounce") + (late ? " (read late)" : ""));
-        if (late)  // the thread sits in its next read while the link bounces
-            vsim("delay get_async_event ms=" + std::to_string(rng_.between(20, 120)));
+        if (late) {  // the thread sits in its next read while the link bounces
+            unsigned ms = rng_.between(20, 120);
+            vsim("delay get_async_event ms=" + std::to_string(ms));
+            late_until_ = Clock::now() + milliseconds(ms);
+        }
         link(false);
         pause(0, 20);
         link(true);
@@ -516,13 +519,11 @@ private:
         require(recovery <= limit, "the last link return took " + std::to_string(recovery) +
                                        " ms to end ACTIVE (limit " + std::to_string(limit) +
                                        " ms, PW_MODEL_RECOVERY_MS)");
-        // A sweep the hold-off deferred runs at the window's end even with
-        // the port ACTIVE again (the return it answers was real); let it.
-        TimePoint until = Clock::now() + kRecoveryBound;
-        while (deferral_pending() && Clock::now() < until)
-            std::this_thread::sleep_for(milliseconds(2));
-        require(!deferral_pending(), "a deferred sweep is still pending " +
-                                         std::to_string(kRecoveryBound.count()) + " ms after rest");
+        // The plugin must first have done all the world gave it: a sweep
+        // the hold-off deferred runs at the window's end even with the port
+        // ACTIVE again (the return it answers was real), and events read
+        // just now may still be on their way to a decision.
+        wait_quiet();
         // Quiet: with the port ACTIVE nothing more is swept. Any check still
         // due ends within the longest grace (verify_ms << verify_tries);
         // watch for twice that.
@@ -553,6 +554,33 @@ private:
         }
     }
 
+    // Waits until the plugin is at rest: no deferred sweep pending, every
+    // sweep it logged ("[action=sweep]", written just before the call)
+    // delivered, no delayed read still sleeping, and nothing read, queried
+    // or logged over three looks 10 ms apart.
+    void wait_quiet()
+    {
+        TimePoint until = Clock::now() + kRecoveryBound;
+        // A thread asleep inside a delayed read looks quiet: let any such
+        // read end first (it starts at the first event after arming).
+        while (Clock::now() < late_until_ + milliseconds(50))
+            std::this_thread::sleep_for(milliseconds(5));
+        std::string last;
+        int stable = 0;
+        while (Clock::now() < until) {
+            std::string now = vsim("stats") + " lines=" + std::to_string(host_->lines().size()) +
+                              " sweeps=" + std::to_string(host_->sweeps());
+            bool done = !deferral_pending() && host_->sweeps() >= host_->count("[action=sweep]");
+            stable = done && now == last ? stable + 1 : 0;
+            if (stable >= 3)
+                return;
+            last = now;
+            std::this_thread::sleep_for(milliseconds(10));
+        }
+        require(false, "the plugin did not come to rest within " +
+                           std::to_string(kRecoveryBound.count()) + " ms");
+    }
+
     // True while the last wake-up decision logged was a deferral: its sweep
     // is still to come at the end of the hold-off window. (Lines that
     // decide nothing - "no trigger" - do not end a deferral; a sweep, a
@@ -579,6 +607,7 @@ private:
     Stats &stats_;
     World world_;
     std::string steps_;
+    TimePoint late_until_{};  // a delayed read armed by bounce() ends by then
     FakeHost *host_ = nullptr;
     Plugin *plugin_ = nullptr;
     FakeSm *sm_ = nullptr;
