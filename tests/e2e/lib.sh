@@ -605,6 +605,17 @@ osm_start() {
     PW_OSM_DIR=$PW_DIR/osm$PW_OSM_RUN
     mkdir -p "$PW_OSM_DIR/cache" "$PW_OSM_DIR/tmp"
     PW_OSM_LOG=$PW_OSM_DIR/opensm.log
+    # An opensm --log_file FILE among the arguments (as Debian's service
+    # passes it) names the log; -f is then left out (given twice, opensm
+    # leaks the first string).
+    local -a logopt=(-f "$PW_OSM_LOG")
+    local i
+    for (( i = 0; i < ${#args[@]}; i++ )); do
+        if [ "${args[$i]}" = --log_file ] && [ $(( i + 1 )) -lt ${#args[@]} ]; then
+            PW_OSM_LOG=${args[$(( i + 1 ))]}
+            logopt=()
+        fi
+    done
     PW_OSM_OUT=$PW_OSM_DIR/opensm.out
     PW_OSM_RC=
     rm -f "$PW_OSM_DIR/opensm.pid"
@@ -627,7 +638,7 @@ osm_start() {
             env IBSIM_SOCKNAME="$PW_SIM_NAME" SIM_HOST="${PW_OSM_HOST:-Hca1}" \
                 LD_PRELOAD="$preload" OSM_CACHE_DIR="$PW_OSM_DIR/cache" \
                 OSM_TMP_DIR="$PW_OSM_DIR/tmp" "${envs[@]}" \
-            "$PW_OPENSM" -F "$conf" -f "$PW_OSM_LOG" -e "${args[@]}"
+            "$PW_OPENSM" -F "$conf" "${logopt[@]}" -e "${args[@]}"
     ) </dev/null >"$PW_OSM_OUT" 2>&1 &
     PW_OSM_WRAP_PID=$!
     local i

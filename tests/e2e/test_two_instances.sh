@@ -77,9 +77,9 @@ port mlx5_0 1 guid=$GUID_A quiet
 add mlx5_1 node_guid=$(printf '0x%016x' $(( GUID_B - 1 ))) style=mlx5 state=active
 port mlx5_1 1 guid=$GUID_B quiet
 EOF
+    # As Debian's service starts it; the harness then reads that log.
     osm_start_plugin "$CONF" -- --guid "$guid" --log_file "$PW_DIR/opensm.$guid.log"
-    # Debian's service names the log after the GUID: read that one.
-    PW_OSM_LOG=$PW_DIR/opensm.$guid.log
+    [ "$PW_OSM_LOG" = "$PW_DIR/opensm.$guid.log" ] || pw_fail "the harness reads $PW_OSM_LOG"
     wait_log "$PW_OSM_LOG" 'portwatch: loaded' 10
     osm_wait_up 10
 }
