@@ -140,6 +140,7 @@ done
 
 say "phase B2: flap storm inside opensm"
 run storm-osm bash "$SRC/bench/storm_osm.sh" "$R/storm-osm" "$EVENTS" 10
+run storm-osm-metrics env BENCH_METRICS=1 bash "$SRC/bench/storm_osm.sh" "$R/storm-osm-metrics" "$EVENTS" 10
 
 # ------------------------------------------------------------------ phase C
 say "phase C: scale in opensm (devices x ports, fabric size)"

@@ -24,19 +24,19 @@ extern "C" struct pw_core *pw_core_create(const struct pw_host *host, const char
     try {
         ParsedOptions parsed = parse_options(options);
         if (!parsed.options) {
-            log.log(PW_LOG_ERROR, "ERROR: %s; plugin not loaded", parsed.error.c_str());
+            log.log(PW_LOG_SYS_ERROR, "ERROR: %s; plugin not loaded", parsed.error.c_str());
             return nullptr;
         }
         log.log(PW_LOG_INFO, "loaded (portwatch %s for %s): %s", PACKAGE_VERSION, osm_version,
                 parsed.options->describe().c_str());
         auto core = std::make_unique<pw_core>();
-        core->monitor = std::make_unique<Monitor>(*host, *parsed.options);
+        core->monitor = std::make_unique<Monitor>(*host, *parsed.options, osm_version ? osm_version : "");
         core->monitor->start();
         return core.release();
     } catch (const std::exception &e) {
-        log.log(PW_LOG_ERROR, "ERROR: %s; plugin not loaded", e.what());
+        log.log(PW_LOG_SYS_ERROR, "ERROR: %s; plugin not loaded", e.what());
     } catch (...) {
-        log.log(PW_LOG_ERROR, "ERROR: unexpected failure; plugin not loaded");
+        log.log(PW_LOG_SYS_ERROR, "ERROR: unexpected failure; plugin not loaded");
     }
     return nullptr;
 }

@@ -75,7 +75,9 @@ bool Devices::try_open(ibv_device *device, const std::string &name, Slot &slot, 
         slot.retry_at = now + slot.backoff.take();
         return false;
     }
-    host_.log(PW_LOG_INFO, "opened verbs device %s (%u ports)", name.c_str(), dev->port_count());
+    // A device back after a failure is news for the on-call admin (syslog).
+    host_.log(slot.lost ? PW_LOG_SYS_INFO : PW_LOG_INFO, "opened verbs device %s (%u ports)",
+              name.c_str(), dev->port_count());
     slot.dev = std::move(dev);
     slot.opened_at = now;
     slot.open_error = 0;
@@ -150,7 +152,7 @@ void Devices::log_outage(TimePoint now, const std::vector<std::string> &news)
     // One line for each new failure and one when an outage begins; the
     // retries after that are logged at debug level only.
     for (const std::string &problem : news)
-        host_.log(PW_LOG_ERROR, "%s; retrying in %lld ms", problem.c_str(), in_ms);
+        host_.log(PW_LOG_SYS_ERROR, "%s; retrying in %lld ms", problem.c_str(), in_ms);
     pw_log_level level = news.empty() && !outage_logged_ ? PW_LOG_INFO : PW_LOG_DEBUG;
     outage_logged_ = true;
     std::string missing;
@@ -225,7 +227,7 @@ void Devices::lose(const std::string &name, const char *why, TimePoint now)
         slot.backoff.reset();
     slot.retry_at = now + slot.backoff.take();
     slot.lost = true;
-    host_.log(PW_LOG_ERROR, "verbs device %s failed (%s): closed it, reopening in %lld ms",
+    host_.log(PW_LOG_SYS_ERROR, "verbs device %s failed (%s): closed it, reopening in %lld ms",
               name.c_str(), why, ms_until(slot.retry_at, now));
 }
 
@@ -242,7 +244,7 @@ void Devices::remember_guid(const std::string &name, unsigned port, uint64_t gui
                        std::any_of(slot.guids.begin(), slot.guids.end(),
                                    [guid](const auto &g) { return g.second == guid; });
         if (renamed) {
-            host_.log(PW_LOG_INFO, "verbs device %s is back as %s (port GUID 0x%016llx)",
+            host_.log(PW_LOG_SYS_INFO, "verbs device %s is back as %s (port GUID 0x%016llx)",
                       other->first.c_str(), name.c_str(), static_cast<unsigned long long>(guid));
             other = slots_.erase(other);
         } else {

@@ -8,11 +8,16 @@ namespace portwatch {
 
 void Host::log(pw_log_level level, const char *fmt, ...) const
 {
-    char line[512];  // longer lines are truncated, never overflowed
     va_list args;
     va_start(args, fmt);
-    std::vsnprintf(line, sizeof(line), fmt, args);
+    vlog(level, fmt, args);
     va_end(args);
+}
+
+void Host::vlog(pw_log_level level, const char *fmt, va_list args) const
+{
+    char line[512];  // longer lines are truncated, never overflowed
+    std::vsnprintf(line, sizeof(line), fmt, args);
     cb_.log(cb_.ctx, level, line);
 }
 

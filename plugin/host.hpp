@@ -4,6 +4,7 @@
 
 #include <portwatch/host.h>
 
+#include <cstdarg>
 #include <cstdint>
 
 namespace portwatch {
@@ -14,6 +15,8 @@ public:
 
     void log(pw_log_level level, const char *fmt, ...) const
         __attribute__((format(printf, 3, 4)));
+    void vlog(pw_log_level level, const char *fmt, va_list args) const
+        __attribute__((format(printf, 3, 0)));
     pw_sm_state sm_state() const { return cb_.sm_state(cb_.ctx); }
     uint64_t sm_port_guid_net() const { return cb_.sm_port_guid(cb_.ctx); }
     // false when OpenSM is exiting and refused.

@@ -10,6 +10,9 @@ plugin_libportwatch_core_la_SOURCES = \
 	plugin/outcome.cpp plugin/outcome.hpp \
 	plugin/port_resolver.cpp plugin/port_resolver.hpp \
 	plugin/host.cpp plugin/host.hpp \
+	plugin/log_limiter.cpp plugin/log_limiter.hpp \
+	plugin/metrics.cpp plugin/metrics.hpp \
+	plugin/metrics_file.cpp plugin/metrics_file.hpp \
 	plugin/monitor.cpp plugin/monitor.hpp \
 	plugin/options.cpp plugin/options.hpp \
 	plugin/policy.cpp plugin/policy.hpp \

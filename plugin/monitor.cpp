@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
 #include <cstring>
 #include <stdexcept>
 
@@ -14,17 +15,56 @@ namespace {
 // A fault on the event thread that repeats is logged at ERROR again only
 // after this long; in between at debug level.
 constexpr Millis kTroubleRelog{60000};
+// Lines a log window writes in full before it only counts: a single bounce
+// (link lost, back, three telemetry lines, INIT -> ARMED -> ACTIVE, ACTIVE
+// again) fits, a storm does not.
+constexpr unsigned kLogBurst = 8;
+// The metrics file is rewritten at most once per hold-off, and never more
+// than ten times a second.
+constexpr Millis kMetricsShortest{100};
+// In a long storm, a summary goes to syslog at most this often.
+constexpr Millis kSysSummaryEvery{60000};
+
+double unix_now()
+{
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+int state_id(LinkState state)
+{
+    // node_exporter's infiniband collector numbers them so.
+    switch (state) {
+    case LinkState::Down:
+        return 1;
+    case LinkState::Init:
+        return 2;
+    case LinkState::Armed:
+        return 3;
+    case LinkState::Active:
+        return 4;
+    }
+    return 0;
+}
 } // namespace
 
-Monitor::Monitor(const pw_host &host, const Options &opts)
+Monitor::Monitor(const pw_host &host, const Options &opts, std::string osm_version)
     : host_(host), opts_(opts), devices_(host_, opts_), resolver_(host_, opts_), policy_(opts_),
-      outcome_(opts_), trouble_backoff_(std::min(opts_.retry_min, opts_.retry_max), opts_.retry_max)
+      outcome_(opts_), limiter_(opts_.holdoff, kLogBurst), osm_version_(std::move(osm_version)),
+      metrics_backoff_(std::max(opts_.holdoff, kMetricsShortest),
+                       std::max(opts_.retry_max, std::max(opts_.holdoff, kMetricsShortest))),
+      trouble_backoff_(std::min(opts_.retry_min, opts_.retry_max), opts_.retry_max)
 {
+    // Before the devices: a bad metrics directory is a configuration error
+    // the admin hears about first.
+    if (!opts_.metrics_file.empty())
+        metrics_ = std::make_unique<MetricsFile>(opts_.metrics_file);
     sm_acting_ = opts_.act_in.contains(host_.sm_state());
     rescan(Clock::now());
     std::string error = devices_.spec_error();
     if (!error.empty())
         throw std::runtime_error(error);
+    update_metrics(Clock::now(), true);
 }
 
 Monitor::~Monitor()
@@ -46,6 +86,9 @@ void Monitor::stop()
     wakeup_.signal();
     if (thread_.joinable())
         thread_.join();
+    summarise_if_due(Clock::now(), true);  // what the last window counted is not lost
+    if (metrics_)
+        metrics_->remove();  // a stopped plugin has no state to show
     host_.log(PW_LOG_INFO,
               "stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu "
               "ignored=%lu device_failures=%lu retries=%lu",
@@ -57,13 +100,18 @@ void Monitor::stop()
 void Monitor::report(pw_report report) noexcept
 {
     try {
-        if (std::optional<double> ms = telemetry_.on_report(report, Clock::now())) {
+        bool logged = true;
+        bool wake = false;
+        if (std::optional<double> ms = telemetry_.on_report(report, Clock::now(), &logged)) {
             const char *name = report == PW_REPORT_HEAVY_SWEEP_START  ? "HEAVY_SWEEP_START"
                                : report == PW_REPORT_HEAVY_SWEEP_DONE ? "HEAVY_SWEEP_DONE"
                                                                       : "SUBNET_UP";
-            host_.log(PW_LOG_INFO, "telemetry: %s %.3f ms after the port event", name, *ms);
+            // In a storm only the histogram has them (the sweep was
+            // requested by a line the log window counted).
+            host_.log(logged ? PW_LOG_INFO : PW_LOG_DEBUG, "telemetry: %s %.3f ms after the port event",
+                      name, *ms);
+            wake = metrics_ != nullptr;  // a new observation for the file
         }
-        bool wake = false;
         switch (report) {
         case PW_REPORT_HEAVY_SWEEP_START:
         case PW_REPORT_HEAVY_SWEEP_DONE:
@@ -98,7 +146,11 @@ void Monitor::report(pw_report report) noexcept
 int Monitor::poll_timeout(TimePoint now) const
 {
     std::optional<TimePoint> due;
-    for (std::optional<TimePoint> t : {policy_.deadline(), devices_.retry_at(), outcome_.deadline()})
+    std::optional<TimePoint> metrics_due;
+    if (metrics_pending_)
+        metrics_due = metrics_next_;
+    for (std::optional<TimePoint> t : {policy_.deadline(), devices_.retry_at(), outcome_.deadline(),
+                                       limiter_.deadline(), metrics_due})
         if (t && (!due || *t < *due))
             due = t;
     if (!due)
@@ -130,7 +182,7 @@ void Monitor::trouble(const char *what, TimePoint now) noexcept
     try {
         Millis pause = trouble_backoff_.take();
         bool again = what == last_trouble_ && now - last_trouble_at_ < kTroubleRelog;
-        host_.log(again ? PW_LOG_DEBUG : PW_LOG_ERROR,
+        host_.log(again ? PW_LOG_DEBUG : PW_LOG_SYS_ERROR,
                   "event thread: %s; carrying on in %lld ms", what,
                   static_cast<long long>(pause.count()));
         if (!again) {
@@ -172,7 +224,134 @@ void Monitor::loop_once()
         return;
     }
     serve(Clock::now(), fds, std::move(names));
+    summarise_if_due(Clock::now());
+    update_metrics(Clock::now());
     trouble_backoff_.reset();
+}
+
+bool Monitor::note(TimePoint now, pw_log_level level, const char *fmt, ...)
+{
+    summarise_if_due(now);
+    line_full_ = limiter_.admit(now);
+    if (line_full_) {
+        va_list args;
+        va_start(args, fmt);
+        host_.vlog(level, fmt, args);
+        va_end(args);
+    }
+    return line_full_;
+}
+
+void Monitor::summarise_if_due(TimePoint now, bool now_anyway)
+{
+    std::optional<TimePoint> due = limiter_.deadline();
+    if (!due || (*due > now && !now_anyway) || (now_anyway && limiter_.counted() == 0))
+        return;
+    const std::optional<PortKey> &watched = resolver_.watched();
+    const std::string port_name = watched ? watched->str() : "the watched port";
+    const char *port = port_name.c_str();
+    const char *state = "unknown";
+    if (watched && devices_.find(watched->device)) {
+        auto it = trackers_.find(tracker_key(*watched));
+        if (it != trackers_.end() && it->second.last())
+            state = link_state_name(it->second.last()->state);
+    }
+    if (limiter_.counted() == 0) {
+        // A window of the chain passed with nothing to count: the storm is
+        // over. Syslog hears of its end and the port's final state.
+        limiter_.next_window(now);
+        host_.log(storm_.lost + storm_.back ? PW_LOG_SYS_INFO : PW_LOG_INFO,
+                  "storm over after %lld ms: %u link lost, %u link back and sweeps requested %u "
+                  "in its summaries; %s is %s",
+                  static_cast<long long>(std::chrono::ceil<Millis>(now - storm_started_).count()),
+                  storm_.lost, storm_.back, storm_.sweeps, port, state);
+        storm_ = Tally{};
+        storm_summaries_ = 0;
+        return;
+    }
+    TimePoint window_start = *due - limiter_.window();
+    if (storm_summaries_++ == 0) {
+        storm_started_ = window_start;
+        last_sys_summary_.reset();
+    }
+    // A link that came and went is news for syslog: the first summary of a
+    // storm, then at most one a minute (its end is told anyway).
+    bool sys = tally_.lost + tally_.back > 0 &&
+               (!last_sys_summary_ || now - *last_sys_summary_ >= kSysSummaryEvery);
+    if (sys)
+        last_sys_summary_ = now;
+    host_.log(sys ? PW_LOG_SYS_INFO : PW_LOG_INFO,
+              "in the last %lld ms: %u link lost, %u link back, %u other lines; "
+              "sweeps requested %u, marks %u, deferred %u; %s is %s [last action=%s]",
+              static_cast<long long>(std::chrono::ceil<Millis>(now - window_start).count()),
+              tally_.lost, tally_.back, tally_.other, tally_.sweeps, tally_.marks, tally_.deferred,
+              port, state, action_name(tally_.last));
+    storm_.lost += tally_.lost;
+    storm_.back += tally_.back;
+    storm_.other += tally_.other;
+    storm_.sweeps += tally_.sweeps;
+    tally_ = Tally{};
+    limiter_.next_window(now);
+}
+
+MetricsSnapshot Monitor::metrics_snapshot() const
+{
+    MetricsSnapshot s;
+    s.version = PACKAGE_VERSION;
+    s.osm_version = osm_version_;
+    if (const std::optional<PortKey> &watched = resolver_.watched()) {
+        s.device = watched->device;
+        s.port = watched->port;
+        if (auto g = port_guids_.find(*watched); g != port_guids_.end())
+            s.port_guid = g->second;
+        auto it = trackers_.find(tracker_key(*watched));
+        if (devices_.find(watched->device) && it != trackers_.end() && it->second.last())
+            s.port_state_id = state_id(it->second.last()->state);
+    }
+    s.sm_state = static_cast<int>(host_.sm_state());
+    s.events = counters_.events;
+    s.link_lost = counters_.link_lost;
+    s.link_back = counters_.link_back;
+    s.sweeps = counters_.sweeps;
+    s.marks = counters_.marks;
+    s.coalesced = counters_.coalesced;
+    s.ignored = counters_.ignored;
+    s.device_failures = counters_.device_failures;
+    s.retries = counters_.retries;
+    s.reaction = telemetry_.histograms();
+    s.last_link_back_unix = last_link_back_unix_;
+    s.last_recovery_seconds = last_recovery_seconds_;
+    return s;
+}
+
+void Monitor::update_metrics(TimePoint now, bool first)
+{
+    if (!metrics_)
+        return;
+    MetricsSnapshot snapshot = metrics_snapshot();
+    metrics_pending_ = first || snapshot != metrics_written_;
+    if (!metrics_pending_ || (!first && now < metrics_next_))
+        return;  // unchanged, or due at metrics_next_ (poll_timeout wakes us)
+    int err = metrics_->write(render_metrics(snapshot));
+    if (err && first)
+        throw std::runtime_error("portwatch.metrics_file: cannot write " + metrics_->path() + ": " +
+                                 std::strerror(err));
+    if (err) {
+        Millis pause = metrics_backoff_.take();
+        metrics_next_ = now + pause;
+        host_.log(err == metrics_error_ ? PW_LOG_DEBUG : PW_LOG_ERROR,
+                  "cannot write metrics file %s: %s; trying again in %lld ms",
+                  metrics_->path().c_str(), std::strerror(err), static_cast<long long>(pause.count()));
+        metrics_error_ = err;
+        return;
+    }
+    if (metrics_error_)
+        host_.log(PW_LOG_INFO, "metrics file %s written again", metrics_->path().c_str());
+    metrics_error_ = 0;
+    metrics_backoff_.reset();
+    metrics_written_ = std::move(snapshot);
+    metrics_pending_ = false;
+    metrics_next_ = now + std::max(opts_.holdoff, kMetricsShortest);
 }
 
 void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<std::string> names)
@@ -195,7 +374,7 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<s
     }
     if (std::optional<TimePoint> due = policy_.deadline(); due && *due <= now) {
         Decision d = policy_.on_deadline(host_.sm_state(), now);
-        host_.log(PW_LOG_INFO, "hold-off over: %s [action=%s]", d.reason, action_name(d.action));
+        note(now, PW_LOG_INFO, "hold-off over: %s [action=%s]", d.reason, action_name(d.action));
         apply(d, deferred_event_time_, now);
     }
     if (devices_.retry_due(now))
@@ -425,6 +604,7 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, bo
     bool link_change = t.change == Change::LinkLost || t.change == Change::LinkBack;
     if (link_change) {
         ++counters_.transitions;
+        ++(t.change == Change::LinkLost ? counters_.link_lost : counters_.link_back);
         if (d.action == Action::None)
             ++counters_.ignored;
         if (watched_port) {
@@ -434,18 +614,28 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, bo
                 link_back_at_.reset();
             } else {
                 link_back_at_ = now;
+                last_link_back_unix_ = unix_now();
             }
         }
     }
     // Repeats (rxe's second PORT_ACTIVE, mlx5's PORT_ERR read back twice)
     // stay visible at VERBOSE: an admin checking "no second sweep" sees why.
-    pw_log_level level = link_change || t.change == Change::Progress ? PW_LOG_INFO
-                                                                     : PW_LOG_VERBOSE;
-    host_.log(level, "%s %s -> %s (%s): %s, %s%s%s [action=%s]", key.str().c_str(),
+    // The SM's link lost or back and acted on goes to syslog as well.
+    pw_log_level level = link_change && watched_port && d.action != Action::None ? PW_LOG_SYS_INFO
+                         : link_change || t.change == Change::Progress          ? PW_LOG_INFO
+                                                                                : PW_LOG_VERBOSE;
+    if (!note(now, level, "%s %s -> %s (%s): %s, %s%s%s [action=%s]", key.str().c_str(),
               link_state_name(t.from->state), link_state_name(t.to.state), cause,
               change_name(t.change), d.reason, d.action == Action::None && link_change ? "; SM is " : "",
               d.action == Action::None && link_change ? sm_state_name(sm) : "",
-              action_name(d.action));
+              action_name(d.action))) {
+        if (t.change == Change::LinkLost)
+            ++tally_.lost;
+        else if (t.change == Change::LinkBack)
+            ++tally_.back;
+        else
+            ++tally_.other;
+    }
     apply(d, now, now);
     if (!watched_port)
         return;
@@ -477,8 +667,12 @@ void Monitor::note_active(const PortKey &key, TimePoint now)
 {
     if (!link_back_at_)
         return;
-    host_.log(PW_LOG_INFO, "%s is ACTIVE again %.3f ms after the link came back",
-              key.str().c_str(), ms_between(*link_back_at_, now));
+    double ms = ms_between(*link_back_at_, now);
+    last_recovery_seconds_ = ms / 1000.0;
+    // The outcome an on-call admin waits for: to syslog as well.
+    if (!note(now, PW_LOG_SYS_INFO, "%s is ACTIVE again %.3f ms after the link came back",
+              key.str().c_str(), ms))
+        ++tally_.other;
     link_back_at_.reset();
 }
 
@@ -514,7 +708,7 @@ void Monitor::check_outcome(TimePoint now)
                   watched->str().c_str());
         return;
     case Outcome::Verdict::GiveUp:
-        host_.log(PW_LOG_ERROR,
+        host_.log(PW_LOG_SYS_ERROR,
                   "%s is still INIT after %u more heavy sweeps: the SM could not bring its port up",
                   watched->str().c_str(), outcome_.tries());
         return;
@@ -523,10 +717,11 @@ void Monitor::check_outcome(TimePoint now)
     }
     pw_sm_state sm = host_.sm_state();
     Decision d = policy_.on_retry(sm, now);
-    host_.log(PW_LOG_INFO, "%s is INIT %lld ms after the heavy sweep: %s (try %u of %u)%s%s [action=%s]",
+    if (!note(now, PW_LOG_INFO, "%s is INIT %lld ms after the heavy sweep: %s (try %u of %u)%s%s [action=%s]",
               watched->str().c_str(), static_cast<long long>(outcome_.waited().count()), d.reason,
               outcome_.tries(), opts_.verify_tries, d.action == Action::None ? "; SM is " : "",
-              d.action == Action::None ? sm_state_name(sm) : "", action_name(d.action));
+              d.action == Action::None ? sm_state_name(sm) : "", action_name(d.action)))
+        ++tally_.other;
     if (d.action == Action::Sweep || d.action == Action::Defer)
         ++counters_.retries;
     apply(d, now, now);
@@ -534,11 +729,18 @@ void Monitor::check_outcome(TimePoint now)
 
 void Monitor::apply(const Decision &d, TimePoint event_time, TimePoint now)
 {
+    if (!line_full_ && d.action != Action::None) {
+        // Asked for by a line the log window counted: the summary says so.
+        tally_.last = d.action;
+        ++(d.action == Action::Sweep  ? tally_.sweeps
+           : d.action == Action::Mark ? tally_.marks
+                                      : tally_.deferred);
+    }
     switch (d.action) {
     case Action::Sweep:
         // Stamp first: the sweeper may report HEAVY_SWEEP_START before the
         // wake-up call below has even returned.
-        telemetry_.sweep_requested(event_time);
+        telemetry_.sweep_requested(event_time, line_full_);
         progress_seen_ = progress_reports_;
         up_seen_ = up_reports_;
         outcome_.sweep_requested(now);

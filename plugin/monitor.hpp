@@ -24,6 +24,9 @@
 #include "clock.hpp"
 #include "devices.hpp"
 #include "host.hpp"
+#include "log_limiter.hpp"
+#include "metrics.hpp"
+#include "metrics_file.hpp"
 #include "options.hpp"
 #include "outcome.hpp"
 #include "policy.hpp"
@@ -37,6 +40,7 @@ namespace portwatch {
 struct Counters {
     unsigned long events = 0;       // async events read
     unsigned long transitions = 0;  // link lost / link back seen on a watched port
+    unsigned long link_lost = 0, link_back = 0;  // the same, by kind
     unsigned long sweeps = 0;       // heavy sweeps requested with a wake-up
     unsigned long marks = 0;        // next sweep forced heavy, no wake-up
     unsigned long coalesced = 0;    // wake-ups deferred by the hold-off
@@ -47,9 +51,10 @@ struct Counters {
 
 class Monitor {
 public:
-    // Opens the devices and resolves the port; throws std::runtime_error
-    // (with a message for the log) on a configuration error.
-    Monitor(const pw_host &host, const Options &opts);
+    // Opens the devices, resolves the port and writes the metrics file;
+    // throws std::runtime_error (with a message for the log) on a
+    // configuration error. osm_version is for the metrics.
+    Monitor(const pw_host &host, const Options &opts, std::string osm_version = "");
     ~Monitor();  // stop()
     Monitor(const Monitor &) = delete;
     Monitor &operator=(const Monitor &) = delete;
@@ -89,6 +94,17 @@ private:
     void check_outcome(TimePoint now);
     void note_active(const PortKey &key, TimePoint now);
     int poll_timeout(TimePoint now) const;
+    // A line of the transition family (transitions, hold-offs, outcomes):
+    // written in full, or counted into the summary of the log window (see
+    // LogLimiter). Returns whether it was written.
+    bool note(TimePoint now, pw_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+    // Writes the log window's summary once it is due (or now_anyway: at stop).
+    void summarise_if_due(TimePoint now, bool now_anyway = false);
+    MetricsSnapshot metrics_snapshot() const;
+    // Rewrites the metrics file when something changed, at most once per
+    // window; throws on failure when first.
+    void update_metrics(TimePoint now, bool first = false);
 
     Host host_;
     Options opts_;
@@ -106,6 +122,29 @@ private:
     std::optional<TimePoint> link_back_at_;  // the watched link came back, not ACTIVE yet
     bool sm_acting_ = false;                 // the SM state last seen was in act_in
     Counters counters_;
+    // The log window's summary: what its counted lines stood for.
+    struct Tally {
+        unsigned lost = 0, back = 0, other = 0, sweeps = 0, marks = 0, deferred = 0;
+        Action last = Action::None;
+    };
+    LogLimiter limiter_;
+    Tally tally_;
+    // The storm (a chain of windows) so far: its summaries added up.
+    Tally storm_;
+    unsigned storm_summaries_ = 0;
+    TimePoint storm_started_{};
+    std::optional<TimePoint> last_sys_summary_;
+    bool line_full_ = true;  // the family's last line was written in full
+    // Metrics (portwatch.metrics_file): null when off.
+    std::string osm_version_;
+    std::unique_ptr<MetricsFile> metrics_;
+    MetricsSnapshot metrics_written_;
+    bool metrics_pending_ = false;  // changed since written; due at metrics_next_
+    TimePoint metrics_next_{};
+    Backoff metrics_backoff_;
+    int metrics_error_ = 0;  // the failure last logged, 0 while writes succeed
+    std::optional<double> last_link_back_unix_;
+    std::optional<double> last_recovery_seconds_;
     // Trouble on the thread (an exception, a poll() error): the backoff and
     // the last line, so that a repeating fault is one ERROR line.
     Backoff trouble_backoff_;

@@ -119,6 +119,22 @@ bool parse_port(std::string_view value, PortSpec &out)
     return true;
 }
 
+// An absolute path to a file, as node_exporter's textfile collector reads
+// them: the directory must exist when the plugin starts (checked then).
+bool parse_metrics_file(std::string_view value, std::string &out)
+{
+    if (value.size() < 2 || value.size() > 4095 || value[0] != '/' || value.back() == '/')
+        return false;
+    std::string_view name = value.substr(value.rfind('/') + 1);
+    if (name == "." || name == "..")
+        return false;
+    for (unsigned char c : value)
+        if (!std::isprint(c))
+            return false;
+    out = std::string(value);
+    return true;
+}
+
 bool parse_yes_no(std::string_view value, bool &out)
 {
     if (value == "yes") {
@@ -194,11 +210,15 @@ std::string apply(std::string_view token, std::set<std::string> &seen, Options &
     } else if (key == "verify_tries") {
         ok = parse_number(value, 10, opts.verify_tries) && opts.verify_tries <= 20;
         expected = "a whole number from 0 to 20";
+    } else if (key == "metrics_file") {
+        ok = parse_metrics_file(value, opts.metrics_file);
+        expected = "an absolute path to a file, e.g. "
+                   "/var/lib/prometheus/node-exporter/portwatch.prom";
     } else {
         return "unknown option '" + shown(token) +
                "' (known: portwatch.port, portwatch.holdoff_ms, portwatch.sweep_on_loss, "
                "portwatch.act_in, portwatch.retry_max_ms, portwatch.verify_ms, "
-               "portwatch.verify_tries)";
+               "portwatch.verify_tries, portwatch.metrics_file)";
     }
     if (!ok)
         return "bad value in '" + shown(token) + "': expected " + expected;
@@ -294,7 +314,8 @@ std::string Options::describe() const
            " sweep_on_loss=" + (sweep_on_loss ? "yes" : "no") + " act_in=" + act_in.describe() +
            " retry_max_ms=" + std::to_string(retry_max.count()) +
            " verify_ms=" + std::to_string(verify.count()) +
-           " verify_tries=" + std::to_string(verify_tries);
+           " verify_tries=" + std::to_string(verify_tries) +
+           " metrics_file=" + (metrics_file.empty() ? "off" : metrics_file);
 }
 
 const char *sm_state_name(pw_sm_state state)

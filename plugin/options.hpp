@@ -51,6 +51,8 @@ struct Options {
     // Heavy sweeps requested again while the link is up but the port stays
     // INIT; 0 turns the check off.
     unsigned verify_tries = 4;
+    // Where to keep the Prometheus text file; empty: no metrics.
+    std::string metrics_file;
     // The first reopen/rescan delay (doubles up to retry_max). Not a user
     // option: tests set it small.
     Millis retry_min{100};

@@ -48,6 +48,13 @@ static void host_log(void *ctx, enum pw_log_level level, const char *line)
 	case PW_LOG_VERBOSE:
 		osm_level = OSM_LOG_VERBOSE;
 		break;
+	case PW_LOG_SYS_ERROR:
+		/* As OpenSM's own "ERR 0D01": in the log as an error, and to syslog. */
+		osm_level = OSM_LOG_ERROR | OSM_LOG_SYS;
+		break;
+	case PW_LOG_SYS_INFO:
+		osm_level = OSM_LOG_INFO | OSM_LOG_SYS;
+		break;
 	default:
 		osm_level = OSM_LOG_DEBUG;
 		break;

@@ -7,17 +7,38 @@ namespace {
 constexpr double kAttributionWindowMs = 60000.0;
 }
 
-void Telemetry::sweep_requested(TimePoint event_time)
+void Telemetry::sweep_requested(TimePoint event_time, bool logged)
 {
     std::lock_guard<std::mutex> lock(mutex_);
     event_time_ = event_time;
     started_ = false;
     done_ = false;
+    logged_ = logged;
 }
 
-std::optional<double> Telemetry::on_report(pw_report report, TimePoint now)
+std::optional<double> Telemetry::on_report(pw_report report, TimePoint now, bool *logged)
 {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (logged)
+        *logged = logged_;
+    std::optional<double> ms = milestone(report, now);
+    if (ms) {
+        Stage stage = report == PW_REPORT_HEAVY_SWEEP_START  ? Stage::HeavySweepStart
+                      : report == PW_REPORT_HEAVY_SWEEP_DONE ? Stage::HeavySweepDone
+                                                             : Stage::SubnetUp;
+        histograms_[static_cast<size_t>(stage)].observe(*ms / 1000.0);
+    }
+    return ms;
+}
+
+std::array<ReactionHistogram, kStages> Telemetry::histograms() const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    return histograms_;
+}
+
+std::optional<double> Telemetry::milestone(pw_report report, TimePoint now)
+{
     if (!event_time_)
         return std::nullopt;
     double ms = ms_between(*event_time_, now);

@@ -26,13 +26,20 @@ pw_ensure_packages() {
     echo "$name: installing the Debian packages ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     local guard='' rc=0
-    if printf '%s\n' "${missing[@]}" | grep -qx opensm && [ ! -e /usr/sbin/policy-rc.d ]; then
-        # opensm's service runs a subnet manager on every InfiniBand port of
-        # the host: never start it behind the admin's back. policy-rc.d
-        # (exit 101) keeps maintainer scripts from starting services.
-        echo "$name: note: the opensm package's service would start a subnet manager on every"
-        echo "$name:   InfiniBand port of this host; it is not started now. Debian enables it"
-        echo "$name:   at boot: 'systemctl disable opensm' if this host must not run one."
+    # Packages whose service would start on install: opensm runs a subnet
+    # manager on every InfiniBand port of the host, prometheus and
+    # prometheus-node-exporter listen on the network. Never start them
+    # behind the admin's back: policy-rc.d (exit 101) keeps maintainer
+    # scripts from starting services.
+    local services
+    services=$(printf '%s\n' "${missing[@]}" | grep -x -e opensm -e prometheus -e prometheus-node-exporter || true)
+    if [ -n "$services" ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+        if grep -qx opensm <<<"$services"; then
+            echo "$name: note: the opensm package's service would start a subnet manager on every"
+            echo "$name:   InfiniBand port of this host; it is not started now. Debian enables it"
+            echo "$name:   at boot: 'systemctl disable opensm' if this host must not run one."
+        fi
+        echo "$name: the services of" $services "are not started now (Debian enables them at boot)"
         guard=/usr/sbin/policy-rc.d
         printf '#!/bin/sh\n# %s: no service starts while it installs packages\nexit 101\n' "$name" >"$guard"
         chmod 755 "$guard"

@@ -16,12 +16,18 @@
 extern "C" {
 #endif
 
-/* Mapped onto OpenSM's osm_log levels by the glue. */
+/*
+ * Mapped onto OpenSM's osm_log levels by the glue. The SYS levels are the
+ * lines an on-call admin must see: OpenSM writes them to its log whatever
+ * log_flags says and also sends them to syslog (OSM_LOG_SYS).
+ */
 enum pw_log_level {
 	PW_LOG_ERROR,
 	PW_LOG_INFO,
 	PW_LOG_VERBOSE,
-	PW_LOG_DEBUG
+	PW_LOG_DEBUG,
+	PW_LOG_SYS_ERROR,
+	PW_LOG_SYS_INFO
 };
 
 /* The SM's own state (SMInfo), as OpenSM keeps it in subn.sm_state. */

@@ -103,7 +103,7 @@ expect_rc 0 "enable with options"
 expect_line "$W/c1.conf" "event_plugin_options portwatch.holdoff_ms=250 portwatch.sweep_on_loss=yes" "enable with options"
 run -f "$W/c1.conf" status
 expect_rc 0 "status when enabled"
-expect_out '^options: port=auto holdoff_ms=250 sweep_on_loss=yes act_in=master,discovering retry_max_ms=30000 verify_ms=1000 verify_tries=4$' "status when enabled"
+expect_out '^options: port=auto holdoff_ms=250 sweep_on_loss=yes act_in=master,discovering retry_max_ms=30000 verify_ms=1000 verify_tries=4 metrics_file=off$' "status when enabled"
 run -f "$W/c1.conf" set holdoff_ms=300
 expect_rc 0 "set replaces a token"
 expect_line "$W/c1.conf" "event_plugin_options portwatch.holdoff_ms=300 portwatch.sweep_on_loss=yes" "set replaces in place"
@@ -198,7 +198,7 @@ for good in holdoff_ms=0 holdoff_ms=60000 holdoff_ms=007 retry_max_ms=100 retry_
     [ "$RC" = 0 ] || fail "set $good: exit status $RC, expected 0; output: $OUT"; ok
 done
 run -f "$W/c6.conf" status
-expect_out '^options \(when enabled\): port=my-dev.0:1 holdoff_ms=7 sweep_on_loss=no act_in=standby,not_active retry_max_ms=3600000 verify_ms=60000 verify_tries=0$' "values shown as the plugin shows them"
+expect_out '^options \(when enabled\): port=my-dev.0:1 holdoff_ms=7 sweep_on_loss=no act_in=standby,not_active retry_max_ms=3600000 verify_ms=60000 verify_tries=0 metrics_file=off$' "values shown as the plugin shows them"
 run -f "$W/c6.conf" set port=0X00AB
 expect_out 'port=0x00000000000000ab ' "a GUID shown as the plugin shows it"
 
@@ -295,5 +295,22 @@ run -f "$W/link.conf" enable
 expect_rc 0 "enable through a symlink"
 [ -L "$W/link.conf" ] || fail "the symlink was replaced by a file"; ok
 expect_line "$W/target.conf" "event_plugin_name portwatch" "enable through a symlink"
+
+# 12. metrics_file: an absolute path; a missing directory is worth a warning
+# (the plugin would refuse to load), an existing one is not.
+cp "$W/stock.conf" "$W/m.conf"
+mkdir "$W/textfile"
+run -f "$W/m.conf" enable "metrics_file=$W/textfile/portwatch.prom"
+expect_rc 0 "metrics_file in an existing directory"
+grep -q 'warning' <<<"$OUT" && fail "a warning for an existing metrics directory: $OUT"; ok
+expect_line "$W/m.conf" "event_plugin_options portwatch.metrics_file=$W/textfile/portwatch.prom" "metrics_file written"
+run -f "$W/m.conf" status
+expect_out "metrics_file=$W/textfile/portwatch.prom\$" "status shows the metrics file"
+run -f "$W/m.conf" set "metrics_file=$W/none/portwatch.prom"
+expect_rc 0 "metrics_file in a missing directory"
+expect_out "warning: metrics_file=$W/none/portwatch.prom: the directory $W/none/ does not exist" "warning on a missing metrics directory"
+run -f "$W/m.conf" set metrics_file=portwatch.prom
+expect_rc 1 "relative metrics_file"
+expect_out 'expected an absolute path to a file' "relative metrics_file"
 
 echo "PASS: $NAME: $CHECKS checks"

@@ -10,6 +10,8 @@ e2e_tests = \
 	tests/e2e/test_bounce_sweep_on_loss.sh \
 	tests/e2e/test_device_reset.sh \
 	tests/e2e/test_two_instances.sh \
+	tests/e2e/test_metrics.sh \
+	tests/e2e/test_syslog.sh \
 	tests/e2e/test_sigterm.sh \
 	tests/e2e/test_lifecycle.sh \
 	tests/e2e/test_bad_option.sh \

@@ -97,7 +97,12 @@ for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened v
             '"ignored=%lu device_failures=%lu retries=%lu"' \
             '"link lost"' '"link back"' '"SM configuring the port"' '"attributes changed"' '"no change"' \
             '"sweep"' '"mark"' '"defer"' '"none"' \
-            '"HEAVY_SWEEP_START"' '"HEAVY_SWEEP_DONE"' '"SUBNET_UP"'; do
+            '"HEAVY_SWEEP_START"' '"HEAVY_SWEEP_DONE"' '"SUBNET_UP"' \
+            '"in the last %lld ms: %u link lost, %u link back, %u other lines; "' \
+            '"sweeps requested %u, marks %u, deferred %u; %s is %s [last action=%s]"' \
+            'cannot write metrics file %s: %s; trying again in %lld ms' 'metrics file %s written again' \
+            '"storm over after %lld ms: %u link lost, %u link back and sweeps requested %u "' \
+            '"in its summaries; %s is %s"'; do
     grep -qF -- "$frag" <<<"$code" || fail "portwatch.8 documents a log line the code no longer has: $frag"
     checks=$(( checks + 1 ))
 done

@@ -7,7 +7,10 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <dirent.h>
+
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -54,6 +57,29 @@ bool eventually(Pred pred, std::chrono::milliseconds bound = std::chrono::millis
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     return true;
+}
+
+// The voluntary context switches of this process's thread named `name`
+// (the event thread is "portwatch"); -1 when there is none.
+inline long thread_switches(const std::string &name)
+{
+    DIR *dir = opendir("/proc/self/task");
+    BOOST_REQUIRE(dir);
+    long switches = -1;
+    while (dirent *e = readdir(dir)) {
+        std::string base = std::string("/proc/self/task/") + e->d_name;
+        std::ifstream comm(base + "/comm");
+        std::string comm_name;
+        if (!(comm >> comm_name) || comm_name != name)
+            continue;
+        std::ifstream status(base + "/status");
+        std::string line;
+        while (std::getline(status, line))
+            if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+                switches = std::stol(line.substr(line.find(':') + 1));
+    }
+    closedir(dir);
+    return switches;
 }
 
 } // namespace pwtest

@@ -19,8 +19,16 @@ void FakeHost::log_cb(void *ctx, pw_log_level level, const char *line)
     auto *self = static_cast<FakeHost *>(ctx);
     if (self->closed)
         ++self->calls_after_close;
+    // Stored at its severity; the syslog copy is counted apart (count_sys).
+    bool sys = level == PW_LOG_SYS_ERROR || level == PW_LOG_SYS_INFO;
+    if (level == PW_LOG_SYS_ERROR)
+        level = PW_LOG_ERROR;
+    else if (level == PW_LOG_SYS_INFO)
+        level = PW_LOG_INFO;
     std::lock_guard<std::mutex> lock(self->mutex_);
     self->lines_.emplace_back(level, line);
+    if (sys)
+        self->sys_lines_.emplace_back(line);
     self->changed_.notify_all();
 }
 
@@ -100,6 +108,43 @@ int FakeHost::count(const std::string &needle) const
     int n = 0;
     for (const auto &l : lines_)
         n += l.second.find(needle) != std::string::npos;
+    return n;
+}
+
+int FakeHost::summarised(const std::string &kind) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    int n = 0;
+    for (const auto &l : lines_) {
+        if (l.second.rfind("in the last ", 0) != 0)
+            continue;
+        size_t at = l.second.find(" " + kind + ",");
+        size_t start = l.second.rfind(' ', at - 1);
+        if (at != std::string::npos && start != std::string::npos)
+            n += std::stoi(l.second.substr(start + 1, at - start - 1));
+    }
+    return n;
+}
+
+int FakeHost::sweeps_told() const
+{
+    int n = count("[action=sweep]");
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string tag = "; sweeps requested ";
+    for (const auto &l : lines_) {
+        size_t at = l.second.find(tag);
+        if (l.second.rfind("in the last ", 0) == 0 && at != std::string::npos)
+            n += std::stoi(l.second.substr(at + tag.size()));
+    }
+    return n;
+}
+
+int FakeHost::count_sys(const std::string &needle) const
+{
+    std::lock_guard<std::mutex> lock(mutex_);
+    int n = 0;
+    for (const auto &l : sys_lines_)
+        n += l.find(needle) != std::string::npos;
     return n;
 }
 

@@ -41,7 +41,17 @@ public:
     std::vector<portwatch::TimePoint> sweep_times() const;
     std::vector<std::string> lines() const;
     int count(const std::string &needle) const;
+    // By severity: a PW_LOG_SYS_ERROR line counts as PW_LOG_ERROR, a
+    // PW_LOG_SYS_INFO line as PW_LOG_INFO.
     int count_level(pw_log_level level) const;
+    // Link changes ("link lost" or "link back") that the log window counted
+    // into its summary lines instead of writing them one by one.
+    int summarised(const std::string &kind) const;
+    // Woken sweeps the log tells of: "[action=sweep]" lines and the sweeps
+    // counted in summary lines.
+    int sweeps_told() const;
+    // Lines containing needle that OpenSM would also send to syslog.
+    int count_sys(const std::string &needle) const;
     // Lines containing needle logged at `level` or a more severe one.
     int count_logged(const std::string &needle, pw_log_level level) const;
     // Waits until count(needle) >= n; false on timeout.
@@ -60,6 +70,7 @@ private:
     mutable std::mutex mutex_;
     mutable std::condition_variable changed_;
     std::vector<std::pair<pw_log_level, std::string>> lines_;
+    std::vector<std::string> sys_lines_;
     std::vector<portwatch::TimePoint> sweep_times_;
     int marks_ = 0;
 };

@@ -16,7 +16,8 @@ PW_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/verbs_sim $(BOOST_CPPFLA
 	$(IBVERBS_CFLAGS) -DBOOST_TEST_DYN_LINK
 PW_TEST_LDADD = plugin/libportwatch_core.la $(BOOST_LDFLAGS) $(BOOST_UNIT_TEST_FRAMEWORK_LIB) -ldl
 
-# Pure pipeline stages: options, port tracker, policy, telemetry.
+# Pure pipeline stages: options, port tracker, policy, telemetry, the log
+# window, the metrics text and file.
 check_PROGRAMS += tests/unit/test_logic
 TESTS += tests/unit/test_logic
 tests_unit_test_logic_SOURCES = \
@@ -24,7 +25,9 @@ tests_unit_test_logic_SOURCES = \
 	tests/unit/test_options.cpp \
 	tests/unit/test_policy.cpp \
 	tests/unit/test_outcome.cpp \
-	tests/unit/test_port_tracker.cpp
+	tests/unit/test_port_tracker.cpp \
+	tests/unit/test_log_limiter.cpp \
+	tests/unit/test_metrics.cpp
 tests_unit_test_logic_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_logic_LDADD = $(PW_TEST_LDADD)
 
@@ -54,6 +57,15 @@ tests_unit_test_lifecycle_SOURCES = \
 	tests/unit/core_plugin.hpp tests/unit/test_lifecycle.cpp
 tests_unit_test_lifecycle_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_lifecycle_LDADD = $(PW_TEST_LDADD)
+
+# Operating it: the log window in a storm, the syslog lines, the metrics file.
+check_PROGRAMS += tests/unit/test_operate
+TESTS += tests/unit/test_operate
+tests_unit_test_operate_SOURCES = \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/core_plugin.hpp tests/unit/test_operate.cpp
+tests_unit_test_operate_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+tests_unit_test_operate_LDADD = $(PW_TEST_LDADD)
 
 # Model-based randomized device lifecycles (seeds 1..1000; see the file).
 check_PROGRAMS += tests/unit/test_model

@@ -570,7 +570,7 @@ private:
         while (Clock::now() < until) {
             std::string now = vsim("stats") + " lines=" + std::to_string(host_->lines().size()) +
                               " sweeps=" + std::to_string(host_->sweeps());
-            bool done = !deferral_pending() && host_->sweeps() >= host_->count("[action=sweep]");
+            bool done = !deferral_pending() && host_->sweeps() >= host_->sweeps_told();
             stable = done && now == last ? stable + 1 : 0;
             if (stable >= 3)
                 return;
@@ -584,11 +584,15 @@ private:
     // True while the last wake-up decision logged was a deferral: its sweep
     // is still to come at the end of the hold-off window. (Lines that
     // decide nothing - "no trigger" - do not end a deferral; a sweep, a
-    // link loss or an SM state outside act_in do.)
+    // link loss or an SM state outside act_in do. A log window's summary
+    // tells the last decision it counted; the sweep that ends a deferral it
+    // counted is told by the summary of the window after it.)
     bool deferral_pending() const
     {
         const std::vector<std::string> lines = host_->lines();
         for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+            if (it->rfind("in the last ", 0) == 0 && it->find("[last action=none]") == std::string::npos)
+                return it->find("[last action=defer]") != std::string::npos;
             if (it->find("[action=") == std::string::npos || it->find("no trigger") != std::string::npos)
                 continue;
             return it->find("[action=defer]") != std::string::npos;

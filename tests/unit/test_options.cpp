@@ -43,7 +43,30 @@ BOOST_AUTO_TEST_CASE(defaults_without_options)
     }
     BOOST_TEST(ok(nullptr).describe() ==
                "port=auto holdoff_ms=100 sweep_on_loss=no act_in=master,discovering "
-               "retry_max_ms=30000 verify_ms=1000 verify_tries=4");
+               "retry_max_ms=30000 verify_ms=1000 verify_tries=4 metrics_file=off");
+}
+
+BOOST_AUTO_TEST_CASE(metrics_file)
+{
+    BOOST_TEST(ok(nullptr).metrics_file.empty());
+    Options o = ok("portwatch.metrics_file=/var/lib/prometheus/node-exporter/portwatch.prom");
+    BOOST_TEST(o.metrics_file == "/var/lib/prometheus/node-exporter/portwatch.prom");
+    BOOST_TEST(o.describe().find(" metrics_file=/var/lib/prometheus/node-exporter/portwatch.prom") !=
+               std::string::npos);
+    BOOST_TEST(ok("portwatch.metrics_file=/portwatch.prom").metrics_file == "/portwatch.prom");
+    // Relative, a directory, nothing after the slash, dot names.
+    for (const char *bad_value : {"portwatch.prom", "./portwatch.prom", "/", "/var/lib/", "/var/..",
+                                  "/var/."}) {
+        std::string token = std::string("portwatch.metrics_file=") + bad_value;
+        BOOST_TEST(bad(token).find("an absolute path to a file") != std::string::npos, token);
+    }
+    // A control byte.
+    std::string control = "portwatch.metrics_file=/var/a";
+    control += '\x01';
+    control += "b";
+    BOOST_TEST(bad(control).find("an absolute path to a file") != std::string::npos);
+    BOOST_TEST(bad("portwatch.metrics_file=/a/b portwatch.metrics_file=/a/c").find("given twice") !=
+               std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(every_key)

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// The one file portwatch writes (portwatch.metrics_file), written the way
+// node_exporter's textfile collector expects: a temporary file in the same
+// directory, renamed over the path, so a scrape never sees half a file.
+// The temporary is created exclusively and without following symlinks, and
+// the rename replaces a symlink at the path rather than writing through it.
+#pragma once
+
+#include <string>
+
+namespace portwatch {
+
+class MetricsFile {
+public:
+    // Opens the directory of the absolute path; throws std::runtime_error
+    // naming the option and the problem when it cannot.
+    explicit MetricsFile(const std::string &path);
+    ~MetricsFile();
+    MetricsFile(const MetricsFile &) = delete;
+    MetricsFile &operator=(const MetricsFile &) = delete;
+
+    // 0 once text is at the path (mode 0644), or the errno of the failure.
+    int write(const std::string &text);
+    // Removes the file (at stop: a stopped plugin has no state to show).
+    void remove() noexcept;
+    const std::string &path() const { return path_; }
+
+private:
+    std::string path_;
+    std::string name_;  // within the directory
+    std::string temp_;  // within the directory: hidden, and not *.prom
+    int dir_fd_ = -1;
+};
+
+} // namespace portwatch
