@@ -161,7 +161,8 @@ private:
         auto *self = static_cast<BenchHost *>(ctx);
         ++self->log_lines_;
         std::lock_guard<std::mutex> lock(self->mutex_);
-        if (!self->prefix_.empty() && std::strncmp(line, self->prefix_.c_str(), self->prefix_.size()) == 0)
+        if (!self->prefix_.empty() &&
+            std::strncmp(line, self->prefix_.c_str(), self->prefix_.size()) == 0)
             self->prefix_line_ = line;
         self->last_line_ = line;
     }
@@ -188,8 +189,8 @@ private:
 
 // ------------------------------------------------------------ /proc readers
 struct ThreadCpu {
-    long ticks = 0;   // utime + stime, clock ticks
-    int64_t ns = 0;   // schedstat: time on CPU
+    long ticks = 0;  // utime + stime, clock ticks
+    int64_t ns = 0;  // schedstat: time on CPU
     long voluntary = 0, nonvoluntary = 0;
 };
 
@@ -440,8 +441,8 @@ int bench_latency(int events, const std::string &prefix)
                     vsim(toggle("mlx5_0", 1, n % 2 == 0));
                     int64_t t1 = now_ns();
                     if (!host.wait_calls(n + 1, 2000000000))
-                        die("event " + std::to_string(n) + ": no host call within 2 s; last log: " +
-                            host.last_line());
+                        die("event " + std::to_string(n) +
+                            ": no host call within 2 s; last log: " + host.last_line());
                     BenchHost::Call c = host.call(n);
                     from_readable.push_back(c.t_ns - vsim_last_event_ns());
                     from_command.push_back(c.t_ns - t0);
@@ -543,8 +544,8 @@ int bench_storm(int events, double seconds, int holdoff_ms, const std::string &p
     std::printf("storm.cpu_ms_schedstat=%.3f\n", (after.ns - before.ns) / 1e6);
     std::printf("storm.cpu_pct_of_core=%.3f\n", (after.ns - before.ns) / 1e7 / window_s);
     std::printf("storm.cpu_us_per_event=%.3f\n", (after.ns - before.ns) / 1e3 / events);
-    std::printf("storm.thread_wakeups=%ld\n", (after.voluntary - before.voluntary) +
-                                                  (after.nonvoluntary - before.nonvoluntary));
+    std::printf("storm.thread_wakeups=%ld\n",
+                (after.voluntary - before.voluntary) + (after.nonvoluntary - before.nonvoluntary));
     std::string stats = vsim("stats");
     std::printf("storm.vsim_stats=%s\n", stats.c_str());
     print_stopped(host);
@@ -705,15 +706,14 @@ int bench_scale(int devices, int rounds, const std::string &out)
 
 int usage()
 {
-    std::fprintf(stderr,
-                 "usage: bench_inproc latency EVENTS OUT_PREFIX\n"
-                 "       bench_inproc storm EVENTS SECONDS HOLDOFF_MS OUT_PREFIX\n"
-                 "       bench_inproc destroy CYCLES PENDING OUT\n"
-                 "       bench_inproc scale DEVICES ROUNDS OUT\n");
+    std::fprintf(stderr, "usage: bench_inproc latency EVENTS OUT_PREFIX\n"
+                         "       bench_inproc storm EVENTS SECONDS HOLDOFF_MS OUT_PREFIX\n"
+                         "       bench_inproc destroy CYCLES PENDING OUT\n"
+                         "       bench_inproc scale DEVICES ROUNDS OUT\n");
     return 2;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {

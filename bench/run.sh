@@ -151,6 +151,7 @@ done
 bash "$SRC/bench/fattree.sh" 8 8 4 >"$R/nets/fattree-64.net"
 bash "$SRC/bench/fattree.sh" 32 16 16 >"$R/nets/fattree-512.net"
 for spec in "64 1" "512 1" "512 16"; do
+    # shellcheck disable=SC2086  # SPEC is "A B C": split on purpose
     set -- $spec
     run "scale-fabric$1-dev$2" env BENCH_MODE=portwatch BENCH_SWEEP=0 BENCH_BOUNCES="$FABRIC_BOUNCES" \
         BENCH_NET="$R/nets/fattree-$1.net" BENCH_DEVICES="$2" BENCH_PORTS=2 BENCH_TIMEOUT_S=20 \

@@ -16,4 +16,4 @@ inline double ms_between(TimePoint from, TimePoint to)
     return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -30,7 +30,8 @@ extern "C" struct pw_core *pw_core_create(const struct pw_host *host, const char
         log.log(PW_LOG_INFO, "loaded (portwatch %s for %s): %s", PACKAGE_VERSION, osm_version,
                 parsed.options->describe().c_str());
         auto core = std::make_unique<pw_core>();
-        core->monitor = std::make_unique<Monitor>(*host, *parsed.options, osm_version ? osm_version : "");
+        core->monitor =
+            std::make_unique<Monitor>(*host, *parsed.options, osm_version ? osm_version : "");
         core->monitor->start();
         return core.release();
     } catch (const std::exception &e) {

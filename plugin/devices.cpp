@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "errno_text.hpp"
+
 namespace portwatch {
 
 namespace {
@@ -23,11 +25,11 @@ long long ms_until(TimePoint at, TimePoint now)
 std::string format(const char *fmt, const char *a, const char *b = "")
 {
     char line[512];
-    std::snprintf(line, sizeof(line), fmt, a, b);
+    (void)std::snprintf(line, sizeof(line), fmt, a, b);
     return line;
 }
 
-} // namespace
+}  // namespace
 
 Millis Backoff::take()
 {
@@ -69,8 +71,8 @@ bool Devices::try_open(ibv_device *device, const std::string &name, Slot &slot, 
     std::unique_ptr<VerbsDevice> dev = VerbsDevice::open(device, &err);
     if (!dev) {
         if (slot.open_error != err)
-            news.push_back(format("cannot open verbs device %s: %s", name.c_str(),
-                                  std::strerror(err)));
+            news.push_back(
+                format("cannot open verbs device %s: %s", name.c_str(), errno_text(err).c_str()));
         slot.open_error = err;
         slot.retry_at = now + slot.backoff.take();
         return false;
@@ -95,8 +97,9 @@ std::vector<std::string> Devices::scan(TimePoint now)
     if (!list.ok()) {
         if (list.error() != list_error_)
             // ibv_get_device_list(3): ENOSYS is "no kernel support for RDMA".
-            news.push_back(format("cannot list verbs devices: %s%s", std::strerror(list.error()),
-                                  list.error() == ENOSYS ? " (no kernel RDMA support: is ib_uverbs loaded?)" : ""));
+            news.push_back(format(
+                "cannot list verbs devices: %s%s", errno_text(list.error()).c_str(),
+                list.error() == ENOSYS ? " (no kernel RDMA support: is ib_uverbs loaded?)" : ""));
         list_error_ = list.error();
     } else {
         list_error_ = 0;
@@ -253,4 +256,4 @@ void Devices::remember_guid(const std::string &name, unsigned port, uint64_t gui
     }
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -91,10 +91,10 @@ private:
         explicit Slot(const Backoff &b) : backoff(b) {}
         std::unique_ptr<VerbsDevice> dev;  // null while closed
         Backoff backoff;
-        TimePoint retry_at{};    // closed: not before this
-        TimePoint opened_at{};   // open: since when
-        int open_error = 0;      // errno of the last failed open, 0 if none
-        bool lost = false;       // it was open and failed: wanted back
+        TimePoint retry_at{};                // closed: not before this
+        TimePoint opened_at{};               // open: since when
+        int open_error = 0;                  // errno of the last failed open, 0 if none
+        bool lost = false;                   // it was open and failed: wanted back
         std::map<unsigned, uint64_t> guids;  // port -> port GUID, last known
     };
 
@@ -116,4 +116,4 @@ private:
     std::vector<std::string> present_;  // names the last device list showed
 };
 
-} // namespace portwatch
+}  // namespace portwatch

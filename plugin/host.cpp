@@ -17,8 +17,8 @@ void Host::log(pw_log_level level, const char *fmt, ...) const
 void Host::vlog(pw_log_level level, const char *fmt, va_list args) const
 {
     char line[512];  // longer lines are truncated, never overflowed
-    std::vsnprintf(line, sizeof(line), fmt, args);
+    (void)std::vsnprintf(line, sizeof(line), fmt, args);
     cb_.log(cb_.ctx, level, line);
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -13,8 +13,7 @@ class Host {
 public:
     explicit Host(const pw_host &callbacks) : cb_(callbacks) {}
 
-    void log(pw_log_level level, const char *fmt, ...) const
-        __attribute__((format(printf, 3, 4)));
+    void log(pw_log_level level, const char *fmt, ...) const __attribute__((format(printf, 3, 4)));
     void vlog(pw_log_level level, const char *fmt, va_list args) const
         __attribute__((format(printf, 3, 0)));
     pw_sm_state sm_state() const { return cb_.sm_state(cb_.ctx); }
@@ -26,4 +25,4 @@ private:
     pw_host cb_;
 };
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -8,7 +8,7 @@ namespace portwatch {
 namespace {
 // A hold-off of 0 still groups a storm's lines: ten summaries a second at most.
 constexpr Millis kShortestWindow{100};
-} // namespace
+}  // namespace
 
 LogLimiter::LogLimiter(Millis window, unsigned burst)
     : window_(std::max(window, kShortestWindow)), burst_(burst)
@@ -54,4 +54,4 @@ bool LogLimiter::next_window(TimePoint now)
     return false;
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -44,4 +44,4 @@ private:
     unsigned counted_ = 0;
 };
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -28,7 +28,7 @@ std::string escaped(const std::string &value)
 std::string number(double value)
 {
     char buf[40];
-    std::snprintf(buf, sizeof(buf), "%.9g", value);
+    (void)std::snprintf(buf, sizeof(buf), "%.9g", value);
     return buf;
 }
 
@@ -52,7 +52,7 @@ private:
     std::string out_;
 };
 
-} // namespace
+}  // namespace
 
 void ReactionHistogram::observe(double seconds)
 {
@@ -98,7 +98,8 @@ std::string render_metrics(const MetricsSnapshot &s)
 {
     Text t;
     char guid[24];
-    std::snprintf(guid, sizeof(guid), "0x%016llx", static_cast<unsigned long long>(s.port_guid));
+    (void)std::snprintf(guid, sizeof(guid), "0x%016llx",
+                        static_cast<unsigned long long>(s.port_guid));
     const std::string port = s.device.empty() ? "" : std::to_string(s.port);
     const std::string where = "device=\"" + escaped(s.device) + "\",port=\"" + port + "\"";
 
@@ -122,8 +123,8 @@ std::string render_metrics(const MetricsSnapshot &s)
     };
     const Counter counters[] = {
         {"portwatch_events_total", "Asynchronous verbs events read.", s.events},
-        {"portwatch_sweeps_requested_total", "Heavy sweeps requested with a wake-up of the sweeper.",
-         s.sweeps},
+        {"portwatch_sweeps_requested_total",
+         "Heavy sweeps requested with a wake-up of the sweeper.", s.sweeps},
         {"portwatch_marks_total", "Next sweeps forced heavy without a wake-up (link lost).",
          s.marks},
         {"portwatch_coalesced_total", "Wake-ups deferred to the end of a hold-off window.",
@@ -147,7 +148,8 @@ std::string render_metrics(const MetricsSnapshot &s)
              "Seconds from a port event to a stage of the heavy sweep portwatch requested for it.");
     for (size_t i = 0; i < kStages; ++i) {
         const ReactionHistogram &h = s.reaction[i];
-        const std::string stage = std::string("stage=\"") + stage_label(static_cast<Stage>(i)) + "\"";
+        const std::string stage =
+            std::string("stage=\"") + stage_label(static_cast<Stage>(i)) + "\"";
         uint64_t cumulative = 0;
         for (size_t b = 0; b < ReactionHistogram::kBounds.size(); ++b) {
             cumulative += h.buckets[b];
@@ -155,7 +157,8 @@ std::string render_metrics(const MetricsSnapshot &s)
                      stage + ",le=\"" + number(ReactionHistogram::kBounds[b]) + "\"",
                      std::to_string(cumulative));
         }
-        t.sample("portwatch_reaction_seconds_bucket", stage + ",le=\"+Inf\"", std::to_string(h.count));
+        t.sample("portwatch_reaction_seconds_bucket", stage + ",le=\"+Inf\"",
+                 std::to_string(h.count));
         t.sample("portwatch_reaction_seconds_sum", stage, number(h.sum));
         t.sample("portwatch_reaction_seconds_count", stage, std::to_string(h.count));
     }
@@ -163,7 +166,7 @@ std::string render_metrics(const MetricsSnapshot &s)
         t.family("portwatch_last_link_back_timestamp_seconds", "gauge",
                  "When the SM's link last came back (Unix time).");
         char stamp[40];  // %g would round a Unix time to the minute
-        std::snprintf(stamp, sizeof(stamp), "%.3f", *s.last_link_back_unix);
+        (void)std::snprintf(stamp, sizeof(stamp), "%.3f", *s.last_link_back_unix);
         t.sample("portwatch_last_link_back_timestamp_seconds", "", stamp);
     }
     if (s.last_recovery_seconds) {
@@ -174,4 +177,4 @@ std::string render_metrics(const MetricsSnapshot &s)
     return t.take();
 }
 
-} // namespace portwatch
+}  // namespace portwatch

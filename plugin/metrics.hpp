@@ -15,9 +15,8 @@ namespace portwatch {
 // Seconds from a port event to a stage of the sweep it caused.
 struct ReactionHistogram {
     // Upper bounds in seconds, 1 ms to 60 s; +Inf is implied.
-    static constexpr std::array<double, 15> kBounds{0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                     0.05,  0.1,    0.25,  0.5,  1.0,
-                                                     2.5,   5.0,    10.0,  30.0, 60.0};
+    static constexpr std::array<double, 15> kBounds{
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0};
     // buckets[i]: observations <= kBounds[i] and > kBounds[i - 1] (not cumulative).
     std::array<uint64_t, kBounds.size()> buckets{};
     uint64_t count = 0;
@@ -45,7 +44,7 @@ struct MetricsSnapshot {
     unsigned long events = 0, link_lost = 0, link_back = 0, sweeps = 0, marks = 0, coalesced = 0,
                   ignored = 0, device_failures = 0, retries = 0;
     std::array<ReactionHistogram, kStages> reaction{};
-    std::optional<double> last_link_back_unix;  // wall clock, seconds
+    std::optional<double> last_link_back_unix;    // wall clock, seconds
     std::optional<double> last_recovery_seconds;  // link back -> port ACTIVE
 
     bool operator==(const MetricsSnapshot &other) const;
@@ -55,4 +54,4 @@ struct MetricsSnapshot {
 // The exposition text: HELP and TYPE lines, label values escaped.
 std::string render_metrics(const MetricsSnapshot &snapshot);
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "errno_text.hpp"
+
 namespace portwatch {
 
 namespace {
@@ -37,7 +39,7 @@ private:
     int fd_;
 };
 
-} // namespace
+}  // namespace
 
 MetricsFile::MetricsFile(const std::string &path) : path_(path)
 {
@@ -48,7 +50,7 @@ MetricsFile::MetricsFile(const std::string &path) : path_(path)
     dir_fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd_ < 0)
         throw std::runtime_error("portwatch.metrics_file: cannot open directory " + dir + ": " +
-                                 std::strerror(errno));
+                                 errno_text(errno));
 }
 
 MetricsFile::~MetricsFile()
@@ -92,4 +94,4 @@ void MetricsFile::remove() noexcept
     ::unlinkat(dir_fd_, name_.c_str(), 0);
 }
 
-} // namespace portwatch
+}  // namespace portwatch

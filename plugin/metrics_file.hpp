@@ -32,4 +32,4 @@ private:
     int dir_fd_ = -1;
 };
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "errno_text.hpp"
+
 namespace portwatch {
 
 namespace {
@@ -46,7 +48,7 @@ int state_id(LinkState state)
     }
     return 0;
 }
-} // namespace
+}  // namespace
 
 Monitor::Monitor(const pw_host &host, const Options &opts, std::string osm_version)
     : host_(host), opts_(opts), devices_(host_, opts_), resolver_(host_, opts_), policy_(opts_),
@@ -69,7 +71,11 @@ Monitor::Monitor(const pw_host &host, const Options &opts, std::string osm_versi
 
 Monitor::~Monitor()
 {
-    stop();
+    try {
+        stop();
+    } catch (...) {
+        // A destructor must not throw; stop() already tried all it could.
+    }
 }
 
 void Monitor::start()
@@ -93,8 +99,7 @@ void Monitor::stop()
               "stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu "
               "ignored=%lu device_failures=%lu retries=%lu",
               counters_.events, counters_.transitions, counters_.sweeps, counters_.marks,
-              counters_.coalesced, counters_.ignored, counters_.device_failures,
-              counters_.retries);
+              counters_.coalesced, counters_.ignored, counters_.device_failures, counters_.retries);
 }
 
 void Monitor::report(pw_report report) noexcept
@@ -108,8 +113,8 @@ void Monitor::report(pw_report report) noexcept
                                                                       : "SUBNET_UP";
             // In a storm only the histogram has them (the sweep was
             // requested by a line the log window counted).
-            host_.log(logged ? PW_LOG_INFO : PW_LOG_DEBUG, "telemetry: %s %.3f ms after the port event",
-                      name, *ms);
+            host_.log(logged ? PW_LOG_INFO : PW_LOG_DEBUG,
+                      "telemetry: %s %.3f ms after the port event", name, *ms);
             wake = metrics_ != nullptr;  // a new observation for the file
         }
         switch (report) {
@@ -159,7 +164,8 @@ int Monitor::poll_timeout(TimePoint now) const
         return 0;
     // Round up so we never wake a hair early and spin.
     auto ms = std::chrono::ceil<Millis>(*due - now).count();
-    return ms > 24 * 3600 * 1000 ? 24 * 3600 * 1000 : static_cast<int>(ms);
+    constexpr long long kDay = 24LL * 3600 * 1000;
+    return ms > kDay ? static_cast<int>(kDay) : static_cast<int>(ms);
 }
 
 void Monitor::run() noexcept
@@ -219,7 +225,7 @@ void Monitor::loop_once()
             return;
         // Not an exception: this is expected trouble (EINVAL past
         // RLIMIT_NOFILE, ENOMEM), handled like any other on this thread.
-        const std::string what = std::string("poll failed: ") + std::strerror(errno);
+        const std::string what = std::string("poll failed: ") + errno_text(errno);
         trouble(what.c_str(), Clock::now());
         return;
     }
@@ -231,7 +237,9 @@ void Monitor::loop_once()
 
 bool Monitor::note(TimePoint now, pw_log_level level, const char *fmt, ...)
 {
-    summarise_if_due(now);
+    // A window that has just ended takes this line too: its summary is
+    // written at the end of this wake-up (or at once, by a sweep the line
+    // wakes), not a line before it.
     line_full_ = limiter_.admit(now);
     if (line_full_) {
         va_list args;
@@ -335,13 +343,14 @@ void Monitor::update_metrics(TimePoint now, bool first)
     int err = metrics_->write(render_metrics(snapshot));
     if (err && first)
         throw std::runtime_error("portwatch.metrics_file: cannot write " + metrics_->path() + ": " +
-                                 std::strerror(err));
+                                 errno_text(err));
     if (err) {
         Millis pause = metrics_backoff_.take();
         metrics_next_ = now + pause;
         host_.log(err == metrics_error_ ? PW_LOG_DEBUG : PW_LOG_ERROR,
                   "cannot write metrics file %s: %s; trying again in %lld ms",
-                  metrics_->path().c_str(), std::strerror(err), static_cast<long long>(pause.count()));
+                  metrics_->path().c_str(), errno_text(err).c_str(),
+                  static_cast<long long>(pause.count()));
         metrics_error_ = err;
         return;
     }
@@ -411,7 +420,7 @@ void Monitor::take_reports(TimePoint now)
     if (state_changed_.exchange(false)) {
         bool acting = opts_.act_in.contains(host_.sm_state());
         if (acting && !sm_acting_ && resolver_.watched()) {
-            outcome_.link_changed();  // tries of its own: the SM's sweep is new
+            outcome_.link_changed();      // tries of its own: the SM's sweep is new
             outcome_.recheck(now, true);  // an SM that starts acting sweeps
         }
         sm_acting_ = acting;
@@ -487,7 +496,7 @@ void Monitor::drain_device(const std::string &name, TimePoint now)
         case VerbsDevice::Read::Empty:
             return;
         case VerbsDevice::Read::Failed:
-            lose(name, std::strerror(err), now);
+            lose(name, errno_text(err).c_str(), now);
             return;
         case VerbsDevice::Read::Event:
             ++counters_.events;
@@ -527,12 +536,13 @@ std::string Monitor::tracker_key(const PortKey &key) const
     if (it == port_guids_.end())
         return "port " + key.str();
     char buf[32];
-    std::snprintf(buf, sizeof(buf), "guid 0x%016llx", static_cast<unsigned long long>(it->second));
+    (void)std::snprintf(buf, sizeof(buf), "guid 0x%016llx",
+                        static_cast<unsigned long long>(it->second));
     return buf;
 }
 
-void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause, bool link_may_have_changed,
-                           TimePoint now)
+void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause,
+                           bool link_may_have_changed, TimePoint now)
 {
     PortKey key{dev.name(), port};
     // Once the watched port is known no other port matters, not even a query:
@@ -544,7 +554,7 @@ void Monitor::examine_port(VerbsDevice &dev, unsigned port, const char *cause, b
     }
     PortInfo info;
     if (int err = dev.query_port(port, &info)) {
-        std::string why = std::string("query_port: ") + std::strerror(err);
+        std::string why = std::string("query_port: ") + errno_text(err);
         lose(key.device, why.c_str(), now);
         return;
     }
@@ -586,8 +596,8 @@ void Monitor::note_port_guid(VerbsDevice &dev, unsigned port)
     it->second = guid;
 }
 
-void Monitor::act(const PortKey &key, const Transition &t, const char *cause, bool link_may_have_changed,
-                  TimePoint now)
+void Monitor::act(const PortKey &key, const Transition &t, const char *cause,
+                  bool link_may_have_changed, TimePoint now)
 {
     bool watched_port = resolver_.watched() && key == *resolver_.watched();
     if (t.change == Change::Initial) {
@@ -622,11 +632,12 @@ void Monitor::act(const PortKey &key, const Transition &t, const char *cause, bo
     // stay visible at VERBOSE: an admin checking "no second sweep" sees why.
     // The SM's link lost or back and acted on goes to syslog as well.
     pw_log_level level = link_change && watched_port && d.action != Action::None ? PW_LOG_SYS_INFO
-                         : link_change || t.change == Change::Progress          ? PW_LOG_INFO
-                                                                                : PW_LOG_VERBOSE;
+                         : link_change || t.change == Change::Progress           ? PW_LOG_INFO
+                                                                                 : PW_LOG_VERBOSE;
     if (!note(now, level, "%s %s -> %s (%s): %s, %s%s%s [action=%s]", key.str().c_str(),
               link_state_name(t.from->state), link_state_name(t.to.state), cause,
-              change_name(t.change), d.reason, d.action == Action::None && link_change ? "; SM is " : "",
+              change_name(t.change), d.reason,
+              d.action == Action::None && link_change ? "; SM is " : "",
               d.action == Action::None && link_change ? sm_state_name(sm) : "",
               action_name(d.action))) {
         if (t.change == Change::LinkLost)
@@ -689,7 +700,7 @@ void Monitor::check_outcome(TimePoint now)
     PortInfo info;
     if (int err = dev->query_port(watched->port, &info)) {
         outcome_.settled();
-        std::string why = std::string("query_port: ") + std::strerror(err);
+        std::string why = std::string("query_port: ") + errno_text(err);
         lose(watched->device, why.c_str(), now);
         return;
     }
@@ -717,7 +728,8 @@ void Monitor::check_outcome(TimePoint now)
     }
     pw_sm_state sm = host_.sm_state();
     Decision d = policy_.on_retry(sm, now);
-    if (!note(now, PW_LOG_INFO, "%s is INIT %lld ms after the heavy sweep: %s (try %u of %u)%s%s [action=%s]",
+    if (!note(now, PW_LOG_INFO,
+              "%s is INIT %lld ms after the heavy sweep: %s (try %u of %u)%s%s [action=%s]",
               watched->str().c_str(), static_cast<long long>(outcome_.waited().count()), d.reason,
               outcome_.tries(), opts_.verify_tries, d.action == Action::None ? "; SM is " : "",
               d.action == Action::None ? sm_state_name(sm) : "", action_name(d.action)))
@@ -730,11 +742,15 @@ void Monitor::check_outcome(TimePoint now)
 void Monitor::apply(const Decision &d, TimePoint event_time, TimePoint now)
 {
     if (!line_full_ && d.action != Action::None) {
-        // Asked for by a line the log window counted: the summary says so.
+        // Asked for by a line the log window counted: the summary says so,
+        // and a woken sweep closes the window at once, so that the sweep is
+        // in the log when it happens, not a window later.
         tally_.last = d.action;
         ++(d.action == Action::Sweep  ? tally_.sweeps
            : d.action == Action::Mark ? tally_.marks
                                       : tally_.deferred);
+        if (d.action == Action::Sweep)
+            summarise_if_due(now, true);
     }
     switch (d.action) {
     case Action::Sweep:
@@ -765,4 +781,4 @@ void Monitor::apply(const Decision &d, TimePoint event_time, TimePoint now)
     }
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -38,15 +38,15 @@
 namespace portwatch {
 
 struct Counters {
-    unsigned long events = 0;       // async events read
-    unsigned long transitions = 0;  // link lost / link back seen on a watched port
+    unsigned long events = 0;                    // async events read
+    unsigned long transitions = 0;               // link lost / link back seen on a watched port
     unsigned long link_lost = 0, link_back = 0;  // the same, by kind
-    unsigned long sweeps = 0;       // heavy sweeps requested with a wake-up
-    unsigned long marks = 0;        // next sweep forced heavy, no wake-up
-    unsigned long coalesced = 0;    // wake-ups deferred by the hold-off
-    unsigned long ignored = 0;      // transitions not acted on (SM state)
+    unsigned long sweeps = 0;                    // heavy sweeps requested with a wake-up
+    unsigned long marks = 0;                     // next sweep forced heavy, no wake-up
+    unsigned long coalesced = 0;                 // wake-ups deferred by the hold-off
+    unsigned long ignored = 0;                   // transitions not acted on (SM state)
     unsigned long device_failures = 0;
-    unsigned long retries = 0;      // sweeps requested again by the outcome check
+    unsigned long retries = 0;  // sweeps requested again by the outcome check
 };
 
 class Monitor {
@@ -79,8 +79,8 @@ private:
     // link_may_have_changed: the driver reported a link state event
     // (PORT_ERR/PORT_ACTIVE), or the device was (re)opened: the link may have
     // gone and come back without the states showing it.
-    void examine_port(VerbsDevice &dev, unsigned port, const char *cause, bool link_may_have_changed,
-                      TimePoint now);
+    void examine_port(VerbsDevice &dev, unsigned port, const char *cause,
+                      bool link_may_have_changed, TimePoint now);
     void sync_ports(const std::string &name, TimePoint now);
     void note_port_guid(VerbsDevice &dev, unsigned port);
     std::string tracker_key(const PortKey &key) const;
@@ -99,7 +99,8 @@ private:
     // LogLimiter). Returns whether it was written.
     bool note(TimePoint now, pw_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
-    // Writes the log window's summary once it is due (or now_anyway: at stop).
+    // Writes the log window's summary once it is due (or now_anyway: at
+    // stop, and when a counted line woke a sweep).
     void summarise_if_due(TimePoint now, bool now_anyway = false);
     MetricsSnapshot metrics_snapshot() const;
     // Rewrites the metrics file when something changed, at most once per
@@ -163,4 +164,4 @@ private:
     bool stopped_ = false;
 };
 
-} // namespace portwatch
+}  // namespace portwatch

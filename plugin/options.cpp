@@ -25,9 +25,9 @@ std::string shown(std::string_view token)
     for (unsigned char c : token) {
         char piece[8];
         if (std::isprint(c))
-            std::snprintf(piece, sizeof(piece), "%c", c);
+            (void)std::snprintf(piece, sizeof(piece), "%c", c);
         else
-            std::snprintf(piece, sizeof(piece), "\\x%02x", c);
+            (void)std::snprintf(piece, sizeof(piece), "\\x%02x", c);
         if (out.size() + std::strlen(piece) > kMaxShown)
             break;
         out += piece;
@@ -111,9 +111,8 @@ bool parse_port(std::string_view value, PortSpec &out)
     PortSpec spec;
     spec.kind = PortSpec::Kind::DevicePort;
     spec.device = std::string(value.substr(0, colon));
-    if (!valid_device_name(spec.device) ||
-        !parse_number(value.substr(colon + 1), 10, spec.port) || spec.port < 1 ||
-        spec.port > 254)
+    if (!valid_device_name(spec.device) || !parse_number(value.substr(colon + 1), 10, spec.port) ||
+        spec.port < 1 || spec.port > 254)
         return false;
     out = spec;
     return true;
@@ -227,7 +226,7 @@ std::string apply(std::string_view token, std::set<std::string> &seen, Options &
     return "";
 }
 
-} // namespace
+}  // namespace
 
 ParsedOptions parse_options(const char *text)
 {
@@ -252,8 +251,8 @@ ParsedOptions parse_options(const char *text)
                 return {std::nullopt, error};
         } else if (starts_with_ci(token, "portwatch")) {
             // Almost ours: a typo the admin wants to hear about, not silence.
-            return {std::nullopt, "option '" + shown(token) +
-                                      "' is not of the form portwatch.KEY=VALUE"};
+            return {std::nullopt,
+                    "option '" + shown(token) + "' is not of the form portwatch.KEY=VALUE"};
         }
         // Anything else belongs to another plugin.
     }
@@ -265,10 +264,10 @@ std::string PortSpec::describe() const
     char buf[96];
     switch (kind) {
     case Kind::DevicePort:
-        std::snprintf(buf, sizeof(buf), "%s:%u", device.c_str(), port);
+        (void)std::snprintf(buf, sizeof(buf), "%s:%u", device.c_str(), port);
         return buf;
     case Kind::Guid:
-        std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(guid));
+        (void)std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(guid));
         return buf;
     case Kind::Auto:
         break;
@@ -333,4 +332,4 @@ const char *sm_state_name(pw_sm_state state)
     return "UNKNOWN";
 }
 
-} // namespace portwatch
+}  // namespace portwatch

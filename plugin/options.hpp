@@ -72,4 +72,4 @@ ParsedOptions parse_options(const char *text);
 
 const char *sm_state_name(pw_sm_state state);
 
-} // namespace portwatch
+}  // namespace portwatch

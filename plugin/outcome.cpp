@@ -9,7 +9,7 @@ namespace {
 // sweep takes milliseconds on small fabrics and seconds on large ones.
 constexpr Millis kStartBound{5000};
 constexpr Millis kSweepBound{30000};
-} // namespace
+}  // namespace
 
 Outcome::Outcome(const Options &opts) : verify_(opts.verify), max_tries_(opts.verify_tries) {}
 
@@ -92,4 +92,4 @@ Outcome::Verdict Outcome::on_deadline(LinkState state, TimePoint now)
     return Verdict::Retry;
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -55,11 +55,11 @@ public:
     std::optional<TimePoint> deadline() const;
 
     enum class Verdict {
-        Wait,     // not yet (a sweep is still running): deadline() moved
-        Fine,     // ARMED/ACTIVE or DOWN: done
-        Retry,    // link up, still INIT: request a heavy sweep (try tries())
-        GiveUp,   // still INIT after the last try: say so, once
-        Off,      // still INIT, but the check is turned off (verify_tries=0)
+        Wait,    // not yet (a sweep is still running): deadline() moved
+        Fine,    // ARMED/ACTIVE or DOWN: done
+        Retry,   // link up, still INIT: request a heavy sweep (try tries())
+        GiveUp,  // still INIT after the last try: say so, once
+        Off,     // still INIT, but the check is turned off (verify_tries=0)
     };
     // Call when now >= deadline() with the port's state as queried now.
     Verdict on_deadline(LinkState state, TimePoint now);
@@ -75,10 +75,10 @@ private:
     Millis verify_;
     unsigned max_tries_;
     Phase phase_ = Phase::Idle;
-    TimePoint at_{};           // AwaitSweep: bound; Grace: when to look
-    TimePoint ended_{};        // when the awaited sweep ended
+    TimePoint at_{};     // AwaitSweep: bound; Grace: when to look
+    TimePoint ended_{};  // when the awaited sweep ended
     unsigned tries_ = 0;
     Millis waited_{0};
 };
 
-} // namespace portwatch
+}  // namespace portwatch

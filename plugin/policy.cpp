@@ -37,9 +37,7 @@ Decision Policy::on_change(Change change, pw_sm_state sm, TimePoint now)
             return {Action::None, "SM state not in portwatch.act_in"};
         return {Action::Mark, "next sweep forced heavy"};
     case Change::Progress:
-        return {Action::None, "no trigger"};
     case Change::Attributes:
-        return {Action::None, "no trigger"};
     case Change::Initial:
     case Change::None:
         break;
@@ -83,4 +81,4 @@ const char *action_name(Action action)
     return "?";
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -57,4 +57,4 @@ private:
 
 const char *action_name(Action action);
 
-} // namespace portwatch
+}  // namespace portwatch

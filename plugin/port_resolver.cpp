@@ -5,11 +5,11 @@
 
 #include <cstring>
 
+#include "errno_text.hpp"
+
 namespace portwatch {
 
-PortResolver::PortResolver(const Host &host, const Options &opts) : host_(host), spec_(opts.port)
-{
-}
+PortResolver::PortResolver(const Host &host, const Options &opts) : host_(host), spec_(opts.port) {}
 
 std::optional<PortKey> PortResolver::find_guid(Devices &devices, uint64_t guid,
                                                std::string *why) const
@@ -20,8 +20,7 @@ std::optional<PortKey> PortResolver::find_guid(Devices &devices, uint64_t guid,
             uint64_t port_guid = 0;
             if (int err = dev->port_guid(port, &port_guid)) {
                 if (why->empty())
-                    *why = " (the GID query of " + key.str() + " failed: " + std::strerror(err) +
-                           ")";
+                    *why = " (the GID query of " + key.str() + " failed: " + errno_text(err) + ")";
                 continue;
             }
             devices.remember_guid(key.device, port, port_guid);
@@ -77,8 +76,8 @@ bool PortResolver::resolve(Devices &devices)
 void PortResolver::log_answer(const std::optional<PortKey> &found, uint64_t guid,
                               const std::string &why)
 {
-    const char *source = spec_.kind == PortSpec::Kind::Auto ? "OpenSM's bound port"
-                                                            : "named by portwatch.port";
+    const char *source =
+        spec_.kind == PortSpec::Kind::Auto ? "OpenSM's bound port" : "named by portwatch.port";
     if (found && guid)
         host_.log(PW_LOG_INFO, "watching %s (port GUID 0x%016llx, %s)", found->str().c_str(),
                   static_cast<unsigned long long>(guid), source);
@@ -110,4 +109,4 @@ bool PortResolver::is_watched(const PortKey &key, bool infiniband) const
     return !seen_ && infiniband;
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -45,10 +45,10 @@ private:
     const Host &host_;
     PortSpec spec_;
     std::optional<PortKey> found_;
-    bool seen_ = false;                     // found at least once (this GUID)
-    uint64_t seen_guid_ = 0;                // the GUID seen_ is about
-    std::optional<PortKey> last_place_;     // where it was last found
+    bool seen_ = false;                          // found at least once (this GUID)
+    uint64_t seen_guid_ = 0;                     // the GUID seen_ is about
+    std::optional<PortKey> last_place_;          // where it was last found
     std::optional<uint64_t> unresolved_logged_;  // the GUID (0: none) logged as not found
 };
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -65,4 +65,4 @@ const char *change_name(Change change)
     return "?";
 }
 
-} // namespace portwatch
+}  // namespace portwatch

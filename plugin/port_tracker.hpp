@@ -53,4 +53,4 @@ Change classify(const PortSnapshot &from, const PortSnapshot &to);
 const char *link_state_name(LinkState state);
 const char *change_name(Change change);
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -71,4 +71,4 @@ std::optional<double> Telemetry::milestone(pw_report report, TimePoint now)
     return std::nullopt;
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -39,4 +39,4 @@ private:
     std::array<ReactionHistogram, kStages> histograms_{};
 };
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -19,7 +19,7 @@ bool transient(int err)
     return err == EINTR || err == EAGAIN || err == EWOULDBLOCK;
 }
 
-} // namespace
+}  // namespace
 
 DeviceList::DeviceList()
 {
@@ -182,4 +182,4 @@ LinkState link_state_from_verbs(ibv_port_state state)
     }
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -82,4 +82,4 @@ private:
 
 LinkState link_state_from_verbs(ibv_port_state state);
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -36,4 +36,4 @@ void Wakeup::drain()
     }
 }
 
-} // namespace portwatch
+}  // namespace portwatch

@@ -3,7 +3,8 @@
 # scripts/lib.sh - sourced by scripts/check, scripts/demo and scripts/scenarios.
 #
 # pw_ensure_packages NAME: the Debian packages listed in scripts/packages
-# that are not installed are installed when running as root (named before,
+# (for NAME=demo only those above its "scripts/check only" line) that are
+# not installed are installed when running as root (named before,
 # and with no service started meanwhile: opensm's would run a subnet manager
 # on the host's real ports); otherwise NAME prints the apt-get line to run
 # and the function returns 1.
@@ -12,6 +13,8 @@ pw_ensure_packages() {
     list=$(dirname "${BASH_SOURCE[0]}")/packages
     local -a missing=()
     while read -r pkg; do
+        # The demo needs only what it builds and runs; the rest is for the tests.
+        [ "$name" = demo ] && [ "$pkg" = "# scripts/check only:" ] && break
         case "$pkg" in ''|'#'*) continue ;; esac
         if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
             missing+=("$pkg")
@@ -28,24 +31,35 @@ pw_ensure_packages() {
     local guard='' rc=0
     # Packages whose service would start on install: opensm runs a subnet
     # manager on every InfiniBand port of the host, prometheus and
-    # prometheus-node-exporter listen on the network. Never start them
-    # behind the admin's back: policy-rc.d (exit 101) keeps maintainer
-    # scripts from starting services.
-    local services
-    services=$(printf '%s\n' "${missing[@]}" | grep -x -e opensm -e prometheus -e prometheus-node-exporter || true)
-    if [ -n "$services" ] && [ ! -e /usr/sbin/policy-rc.d ]; then
-        if grep -qx opensm <<<"$services"; then
+    # prometheus-node-exporter listen on the network. Installed here for the
+    # tests, not by the admin: they neither start now (policy-rc.d, exit 101,
+    # keeps maintainer scripts from starting services) nor at the next boot.
+    local services='' svc
+    for svc in opensm prometheus prometheus-node-exporter; do
+        printf '%s\n' "${missing[@]}" | grep -qx "$svc" && services+=" $svc"
+    done
+    services=${services# }
+    if [ -n "$services" ]; then
+        if [[ " $services " == *" opensm "* ]]; then
             echo "$name: note: the opensm package's service would start a subnet manager on every"
-            echo "$name:   InfiniBand port of this host; it is not started now. Debian enables it"
-            echo "$name:   at boot: 'systemctl disable opensm' if this host must not run one."
+            echo "$name:   InfiniBand port of this host."
         fi
-        echo "$name: the services of" $services "are not started now (Debian enables them at boot)"
-        guard=/usr/sbin/policy-rc.d
-        printf '#!/bin/sh\n# %s: no service starts while it installs packages\nexit 101\n' "$name" >"$guard"
-        chmod 755 "$guard"
+        echo "$name: the services of $services will not be started, now or at boot"
+        if [ ! -e /usr/sbin/policy-rc.d ]; then
+            guard=/usr/sbin/policy-rc.d
+            printf '#!/bin/sh\n# %s: no service starts while it installs packages\nexit 101\n' "$name" >"$guard"
+            chmod 755 "$guard"
+        fi
     fi
     { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } || rc=$?
     [ -z "$guard" ] || rm -f "$guard"
+    if [ "$rc" = 0 ] && [ -n "$services" ]; then
+        for svc in $services; do
+            deb-systemd-helper disable "$svc.service" >/dev/null 2>&1 || true
+            update-rc.d "$svc" disable >/dev/null 2>&1 || true
+        done
+        echo "$name: disabled at boot: $services ('systemctl enable NAME' to run one)"
+    fi
     return "$rc"
 }
 
@@ -56,7 +70,7 @@ pw_ensure_packages() {
 # simulator targets. The output goes to a log file shown only on failure.
 # The build runs in its own process group, stopped with it on INT/TERM.
 pw_build_if_needed() {
-    local top=$1 build=$2 name=$3 stale= log pid rc=0
+    local top=$1 build=$2 name=$3 stale='' log pid rc=0
     pw__newer() {   # ARTIFACT DIR...: a source in DIR... is newer than ARTIFACT
         local f=$1; shift
         [ ! -e "$f" ] || [ -n "$(find "$@" -newer "$f" \( -name '*.c' -o -name '*.cpp' -o -name '*.h' \

@@ -50,7 +50,7 @@ same_file() {   # A B WHAT
 }
 no_backup() {   # FILE WHAT
     local b
-    b=$(ls "$1".bak-* 2>/dev/null | head -1) || true
+    b=$(find "$(dirname "$1")" -maxdepth 1 -name "$(basename "$1").bak-*" | head -1) || true
     [ -z "$b" ] || fail "$2: a backup $b was written"
     ok
 }
@@ -97,7 +97,7 @@ run -f "$W/c1.conf" enable
 expect_rc 0 "second enable"
 expect_out 'nothing to change' "second enable"
 [ "$(stat -c %Y "$W/c1.conf")" = "$(date -d 2001-01-01 +%s)" ] || fail "second enable rewrote the file"; ok
-[ "$(ls "$W"/c1.conf.bak-* | wc -l)" = 1 ] || fail "second enable wrote another backup"; ok
+[ "$(find "$W" -maxdepth 1 -name 'c1.conf.bak-*' | wc -l)" = 1 ] || fail "second enable wrote another backup"; ok
 run -f "$W/c1.conf" enable holdoff_ms=250 sweep_on_loss=yes
 expect_rc 0 "enable with options"
 expect_line "$W/c1.conf" "event_plugin_options portwatch.holdoff_ms=250 portwatch.sweep_on_loss=yes" "enable with options"
@@ -178,7 +178,7 @@ cp "$W/stock.conf" "$W/c6.conf"
 for bad in holdoff_ms=60001 holdoff_ms=-1 holdoff_ms=1e3 holdoff_ms=+5 holdoff_ms=banana \
            retry_max_ms=99 retry_max_ms=3600001 holdoff_ms=-0 verify_ms=60001 verify_ms=-0 \
            verify_tries=21 verify_tries=-1 verify_tries=0x1 verify_tries=1.5 sweep_on_loss=Yes sweep_on_loss=1 \
-           act_in=master,master act_in=master, act_in=slave act_in= port=0x0 port=0x \
+           act_in=master,master 'act_in=master,' act_in=slave act_in= port=0x0 port=0x \
            port=0x12345678901234567 port=mlx5_0:0 port=mlx5_0:255 port=mlx5_0 port=a:b:1 \
            port=mlx5/0:1 port=Auto port=; do
     run -f "$W/c6.conf" set "$bad"

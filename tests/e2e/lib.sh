@@ -726,6 +726,26 @@ count_log() {
         END { print n + 0 }' "$f"
 }
 
+# count_summarised FILE WHAT [AFTER_LINE [UPTO_LINE]]: what the plugin's
+# storm summaries ("in the last N ms: ...") counted instead of writing line
+# by line; WHAT is one of "link lost", "link back", "other lines", "sweeps
+# requested", "marks", "deferred".
+count_summarised() {
+    local f=$1 what=$2 after=${3:-0} upto=${4:-}
+    [ -f "$f" ] || { echo 0; return 0; }
+    awk -v a="$after" -v u="$upto" -v w="$what" '
+        NR > a && (u == "" || NR <= u + 0) && /portwatch: in the last [0-9]+ ms: / {
+            line = $0; sub(/.*portwatch: in the last [0-9]+ ms: /, "", line)
+            n2 = split(line, parts, /[,;] /)
+            for (i = 1; i <= n2; i++) {
+                p = parts[i]
+                if (index(p, w " ") == 1) { v = substr(p, length(w) + 2); n += v + 0 }
+                else if (substr(p, length(p) - length(w) + 1) == w) { n += p + 0 }
+            }
+        }
+        END { print n + 0 }' "$f"
+}
+
 # grep_log FILE REGEX [AFTER_LINE]: print "LINENO:text" of matching lines.
 grep_log() {
     local f=$1 re=$2 after=${3:-0}

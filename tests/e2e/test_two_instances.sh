@@ -88,7 +88,7 @@ start_instance A Hca1 "$GUID_A"
 wait_log "$PW_OSM_LOG" "portwatch: watching mlx5_0:1 \\(port GUID $GUID_A, OpenSM's bound port\\)" 5
 wait_port_state Hca1 1 Active 5 || pw_fail "A: SM port is $PW_PORT_STATE after SUBNET UP"
 save_as A
-PW_OSM_PID= PW_OSM_WRAP_PID=
+PW_OSM_PID='' PW_OSM_WRAP_PID=''
 start_instance B Hca2 "$GUID_B"
 wait_log "$PW_OSM_LOG" "portwatch: watching mlx5_1:1 \\(port GUID $GUID_B, OpenSM's bound port\\)" 5
 wait_port_state Hca2 1 Active 5 || pw_fail "B: SM port is $PW_PORT_STATE after SUBNET UP"

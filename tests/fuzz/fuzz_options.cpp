@@ -17,8 +17,8 @@
 
 #include "options.hpp"
 
-using portwatch::ParsedOptions;
 using portwatch::parse_options;
+using portwatch::ParsedOptions;
 
 namespace {
 
@@ -34,7 +34,7 @@ std::string outcome(const ParsedOptions &p)
     return p.options ? "ok " + p.options->describe() : "error " + p.error;
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -65,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     ParsedOptions q = parse_options(again.c_str());
     if (!q.options || q.options->describe() != described)
-        fail("describe() does not parse back to the same options", input, again + " -> " + outcome(q));
+        fail("describe() does not parse back to the same options", input,
+             again + " -> " + outcome(q));
 
     // Foreign tokens are ignored, wherever they stand.
     ParsedOptions r = parse_options(("other.plugin=1 " + input + " x=y").c_str());

@@ -152,7 +152,8 @@ struct Run {
                                               (t.from->state == LinkState::Armed ||
                                                t.from->state == LinkState::Active)))))
                 fail("LinkBack without a link coming up or retraining");
-            if (up_before != up_after && t.change != Change::LinkLost && t.change != Change::LinkBack)
+            if (up_before != up_after && t.change != Change::LinkLost &&
+                t.change != Change::LinkBack)
                 fail("the link went up or down without a link change");
             Decision d = policy.on_change(t.change, sm, at);
             note("  decision %lld\n", static_cast<long long>(d.action));
@@ -192,7 +193,7 @@ struct Run {
     }
 };
 
-} // namespace
+}  // namespace
 
 namespace {
 
@@ -244,7 +245,7 @@ void run_input(const uint8_t *data, size_t size)
     run.finish();
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,14 +4,19 @@
 # has nothing: a fresh `debootstrap --variant=minbase` root of RELEASE plus
 # git, nothing the project's own tests installed on this host.
 #
-#   tests/pkg/fresh_root.sh RELEASE ROUTE     (bookworm|trixie, deb|source)
+#   tests/pkg/fresh_root.sh RELEASE ROUTE     (bookworm|trixie, deb|source|demo)
 #
 #   deb:    the code block of "Install for production" (build-dep,
 #           dpkg-buildpackage with its own test step, apt-get install of the
 #           .deb, portwatch-conf --create enable, systemctl restart opensm)
 #   source: the code block after "Without the package:" (the apt-get line,
 #           autoreconf, configure, make, make install, ldconfig)
-# Then stock /usr/sbin/opensm of that root, started on the opensm.conf the
+#   demo:   the first of the two commands of "Try it" (scripts/demo: it
+#           installs what it needs, builds, and plays the cable move and the
+#           switch reboot with stock opensm, without and with portwatch);
+#           it must end with "portwatch swept at once both times", and
+#           leave the opensm service it installed disabled at boot.
+# Then (deb, source) stock /usr/sbin/opensm of that root, started on the opensm.conf the
 # route left (deb) or one naming the plugin (source), must log
 # "portwatch: loaded" (it has no InfiniBand device there: the plugin says so
 # and keeps looking; opensm exits when it cannot bind).
@@ -26,8 +31,8 @@
 # deb.debian.org (PW_DEBIAN_MIRROR).
 set -euo pipefail
 release=${1:-} route=${2:-}
-case $release in bookworm|trixie) ;; *) echo "usage: $0 bookworm|trixie deb|source" >&2; exit 2 ;; esac
-case $route in deb|source) ;; *) echo "usage: $0 bookworm|trixie deb|source" >&2; exit 2 ;; esac
+case $release in bookworm|trixie) ;; *) echo "usage: $0 bookworm|trixie deb|source|demo" >&2; exit 2 ;; esac
+case $route in deb|source|demo) ;; *) echo "usage: $0 bookworm|trixie deb|source|demo" >&2; exit 2 ;; esac
 name="fresh_root $release $route"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 mirror=${PW_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -51,6 +56,9 @@ trap cleanup EXIT
 readme=$top/README
 if [ "$route" = deb ]; then
     cmds=$(awk '/^Install for production$/ { f = 1 } f && /^    / { print substr($0, 5); n++ } f && n && /^$/ { exit }' "$readme")
+elif [ "$route" = demo ]; then
+    # The command itself, without its comment.
+    cmds=$(awk '/^Try it \(two commands\)$/ { f = 1 } f && /^    scripts\/demo/ { print $1; exit }' "$readme")
 else
     cmds=$(awk '/^Without the package:$/ { f = 1; next } f && /^    / { print substr($0, 5); n++ } f && n && /^$/ { exit }' "$readme")
 fi
@@ -90,6 +98,18 @@ if ! chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/b
     fail "the README's $route route failed in a fresh $release root"
 fi
 log "route done in $(( SECONDS - t0 )) s"
+if [ "$route" = demo ]; then
+    grep -a -A1 '^portwatch swept at once both times' "$work/route.log" | sed 's/^/[demo] /'
+    grep -aq '^portwatch swept at once both times' "$work/route.log" \
+        || { tail -n 40 "$work/route.log"; fail "the demo did not report portwatch's sweeps"; }
+    # It installed opensm: no subnet manager may start at the next boot.
+    if [ -e "$root/etc/systemd/system/multi-user.target.wants/opensm.service" ] ||
+        ls "$root"/etc/rc[2-5].d/S*opensm >/dev/null 2>&1; then
+        fail "the demo left the opensm service it installed enabled at boot"
+    fi
+    echo "PASS: $name: the README's demo works on a fresh $release root and leaves no SM enabled"
+    exit 0
+fi
 if [ "$route" = deb ]; then
     grep -q '^systemctl restart opensm$' "$root/root/systemctl.calls" 2>/dev/null \
         || fail "the route did not end with systemctl restart opensm"

@@ -203,7 +203,7 @@ osm_bin=$(dpkg-query -W -f='${Version}' opensm)
 depends=$(dpkg-deb -f "$DEB" Depends)
 # The upstream version, any Debian revision: opensm's security updates and
 # rebuilds keep the plugin installed.
-next=$(sed 's/[^0-9.].*//' <<<"$osm_upstream" | awk -F. -v OFS=. '{ $NF = $NF + 1; print }')
+next=$(awk -F. -v OFS=. '{ sub(/[^0-9.].*/, ""); print }' <<<"$osm_upstream" | awk -F. -v OFS=. '{ $NF = $NF + 1; print }')
 grep -qF "opensm (>= $osm_upstream), opensm (<< $next~)" <<<"$depends" \
     || pw_fail "Depends is not the upstream range opensm (>= $osm_upstream), opensm (<< $next~): $depends"
 ! grep -qF "opensm (= " <<<"$depends" || pw_fail "Depends pins an exact opensm revision: $depends"

@@ -31,7 +31,7 @@ move() {   # CASE-NAME between|mid SWITCH PORT
     local name=$1 when=$2 sw=$3 port=$4
     scen_want "$name" || return 0
     scen_align
-    pw_log "--- $name: Hca1[1] $SCEN_AT_SWITCH[$SCEN_AT_PORT] -> $sw[$port] ($when sweeps)"
+    pw_log "--- $name: Hca1[1] ${SCEN_AT_SWITCH}[$SCEN_AT_PORT] -> ${sw}[$port] ($when sweeps)"
     if [ "$when" = mid ]; then
         scen_mid_sweep_loss "Unlink \"$SCEN_SM_HOST\"[1]"
     else
@@ -45,6 +45,7 @@ move() {   # CASE-NAME between|mid SWITCH PORT
 
 mapfile -t runs < <(scen_modes)
 for run in "${runs[@]}"; do
+    # shellcheck disable=SC2086  # "MODE STYLE": two words on purpose
     scen_begin $run
     move same-between between "$SCEN_SM_SWITCH" "${SCEN_FREE_PORTS[0]}"
     move other-between between "$SCEN_OTHER_SWITCH" "${SCEN_FREE_PORTS[0]}"

@@ -17,6 +17,7 @@ scen_init
 
 mapfile -t runs < <(scen_modes)
 for run in "${runs[@]}"; do
+    # shellcheck disable=SC2086  # "MODE STYLE": two words on purpose
     scen_begin $run
     if scen_want short; then
         scen_align

@@ -190,6 +190,7 @@ scen_back() {
 scen_ibsim_pid() {
     local kids
     kids=$(cat "/proc/$PW_SIM_PID/task/$PW_SIM_PID/children" 2>/dev/null) || kids=
+    # shellcheck disable=SC2086  # a list of pids, split on purpose
     set -- $kids
     [ -n "${1:-}" ] || pw_fail "cannot find ibsim's pid (child of $PW_SIM_PID)"
     echo "$1"
@@ -282,7 +283,7 @@ scen_outcome() {
     if [ -z "$bound" ]; then
         if [ "$SCEN_MODE" = plugin ]; then bound=$(( SCEN_BOUND_MS / 1000 + 3 )); else bound=$SCEN_STOCK_WAIT_S; fi
     fi
-    SCEN_US_HEAVY= SCEN_US_ACTIVE= SCEN_US_UP= SCEN_LINE_UP= SCEN_LINE_HEAVY= SCEN_US_EVENT=
+    SCEN_US_HEAVY='' SCEN_US_ACTIVE='' SCEN_US_UP='' SCEN_LINE_UP='' SCEN_LINE_HEAVY='' SCEN_US_EVENT=''
     pw__s_to_us "$bound"; pw__now
     t_end=$(( SCEN_T_BACK + PW_US ))
     after=$SCEN_MARK_BACK
@@ -373,8 +374,8 @@ scen_check_fabric() {
     lids=${info%%|*}
     if [ "$bad" != 0 ]; then SCEN_CHECK="$bad cabled ports not Active (${info#*|})"; return 1; fi
     if [ "$n" != "$SCEN_NODES" ]; then SCEN_CHECK="iblinkinfo found $n nodes, expected $SCEN_NODES"; return 1; fi
-    if [ "$peer" != "$SCEN_AT_SWITCH[$SCEN_AT_PORT]" ]; then
-        SCEN_CHECK="SM's HCA seen on $peer, expected $SCEN_AT_SWITCH[$SCEN_AT_PORT]"; return 1
+    if [ "$peer" != "${SCEN_AT_SWITCH}[$SCEN_AT_PORT]" ]; then
+        SCEN_CHECK="SM's HCA seen on $peer, expected ${SCEN_AT_SWITCH}[$SCEN_AT_PORT]"; return 1
     fi
     # LID-routed SMPs from the SM.
     read -r -a lids <<<"$lids"
@@ -440,7 +441,9 @@ scen_fail_case() {
 scen_count_sweeps() {
     SCEN_N_HEAVY=$(count_log "$PW_OSM_LOG" "$PW_RE_HEAVY" "$1" "${2:-}")
     if [ "$SCEN_MODE" = plugin ]; then
-        SCEN_N_PW=$(count_log "$PW_OSM_LOG" "$SCEN_RE_SWEEP" "$1" "${2:-}")
+        # Lines of their own, and those a storm summary counted.
+        SCEN_N_PW=$(( $(count_log "$PW_OSM_LOG" "$SCEN_RE_SWEEP" "$1" "${2:-}") +
+                      $(count_summarised "$PW_OSM_LOG" "sweeps requested" "$1" "${2:-}") ))
     else
         SCEN_N_PW=-
     fi
@@ -540,7 +543,7 @@ scen_slot_use() {
 }
 # scen_slot_clear: forget the current opensm (it keeps running in its slot).
 scen_slot_clear() {
-    PW_OSM_PID= PW_OSM_WRAP_PID= PW_OSM_LOG= PW_OSM_OUT= PW_OSM_DIR= SCEN_SLOT=
+    PW_OSM_PID='' PW_OSM_WRAP_PID='' PW_OSM_LOG='' PW_OSM_OUT='' PW_OSM_DIR='' SCEN_SLOT=''
 }
 pw_cleanup_hook() {
     local k pid wrap i

@@ -33,7 +33,7 @@ RE_HOLDOFF_SWEEP='portwatch: hold-off over: .*\[action=sweep\]'
 
 # storm up|down
 storm() {
-    local ends=$1 b mark0 t_first_sweep= t_storm_end n_defer n_hold n_pw n_heavy mark_q mark_end recovered note
+    local ends=$1 b mark0 t_first_sweep='' t_storm_end n_defer n_hold n_pw n_heavy mark_q mark_end mark_back='' recovered note
     local check=() bound_s
     scen_align
     pw_log "--- storm-$ends: $SCEN_STORM_BOUNCES bounces, hold-off $SCEN_STORM_HOLDOFF_MS ms"
@@ -76,6 +76,7 @@ storm() {
         else
             pw_sleep "$SCEN_DOWN_S"
         fi
+        mark_back=$(log_lines "$PW_OSM_LOG")
         scen_back "ReLink \"$SCEN_SM_HOST\"[1]"
         bound_s=
     else
@@ -86,7 +87,7 @@ storm() {
         fi
     fi
     SCEN_MARK_LOSS=$mark0
-    scen_outcome $bound_s
+    scen_outcome "$bound_s"
     mark_q=$(log_lines "$PW_OSM_LOG")
     if [ -n "$SCEN_US_UP" ]; then
         wait_port_state "$SCEN_SM_HOST" 1 Active 2 || true
@@ -102,8 +103,14 @@ storm() {
     fi
     scen_count_sweeps "$mark0" "$mark_end"
     if [ "$SCEN_MODE" = plugin ]; then
-        n_defer=$(count_log "$PW_OSM_LOG" "$RE_DEFER" "$mark0" "$mark_end")
-        n_hold=$(count_log "$PW_OSM_LOG" "$RE_HOLDOFF_SWEEP" "$mark0" "$mark_end")
+        # Past the first few lines of a window the plugin counts the rest
+        # in a summary line; a sweep it counted closes that summary at once.
+        n_defer=$(( $(count_log "$PW_OSM_LOG" "$RE_DEFER" "$mark0" "$mark_end") +
+                    $(count_summarised "$PW_OSM_LOG" deferred "$mark0" "$mark_end") ))
+        # (Storm down: up to the final return, whose own sweep a summary
+        # may count.)
+        n_hold=$(( $(count_log "$PW_OSM_LOG" "$RE_HOLDOFF_SWEEP" "$mark0" "$mark_end") +
+                   $(count_summarised "$PW_OSM_LOG" "sweeps requested" "$mark0" "${mark_back:-$mark_end}") ))
         note="$note; deferred $n_defer, swept at the window's end $n_hold"
         [ "$SCEN_N_PW" = 2 ] || check+=("$SCEN_N_PW sweeps requested (expected 2: at once + $([ "$ends" = up ] && echo 'end of window' || echo 'final return'))")
         [ "$SCEN_N_HEAVY" = 2 ] || check+=("$SCEN_N_HEAVY heavy sweeps (expected 2)")
@@ -147,6 +154,7 @@ for run in "${runs[@]}"; do
     # any earlier hold-off window.
     for ends in up down; do
         scen_want "$ends" || continue
+        # shellcheck disable=SC2086  # "MODE STYLE": two words on purpose
         scen_begin $run
         storm "$ends"
         scen_end

@@ -18,6 +18,7 @@ SCEN_REBOOT_S=${SCEN_REBOOT_S:-0.5}
 
 mapfile -t runs < <(scen_modes)
 for run in "${runs[@]}"; do
+    # shellcheck disable=SC2086  # "MODE STYLE": two words on purpose
     scen_begin $run
     if scen_want reboot; then
         scen_align

@@ -231,7 +231,7 @@ for run in "${runs[@]}"; do
         scen_loss 'Unlink "Hca1"[1]'
         mL=$SCEN_MARK_LOSS
         scen_slot_save master; scen_slot_use standby
-        SCEN_US_EVENT= SCEN_US_HEAVY= SCEN_US_ACTIVE= SCEN_US_UP=
+        SCEN_US_EVENT='' SCEN_US_HEAVY='' SCEN_US_ACTIVE='' SCEN_US_UP=''
         took=
         if wait_log_soft "$PW_OSM_LOG" 'Entering MASTER state' 20 "$sL"; then
             took=$(( $(log_line_us "$PW_OSM_LOG" "$PW_MATCH_LINE") - SCEN_T_LOSS ))
@@ -286,7 +286,7 @@ for run in "${runs[@]}"; do
             scen_slot_save standby; scen_slot_use master
             out=$PW_DIR/diag/sminfo.out
             diag_run Hca3 sminfo -t 300 >"$out" 2>&1 || true
-            port=$(diag_run Hca1 smpquery -D portinfo 0 1 2>/dev/null | sed -n 's/^LinkState:\.*//p') || port=?
+            port=$(diag_run Hca1 smpquery -D portinfo 0 1 2>/dev/null | sed -n 's/^LinkState:\.*//p') || port='?'
             note="old master ${m_state:-MASTER} (plugin sweeps $m_sweeps), standby ${s_state:-?} (heavy sweeps $SR_HEAVY, plugin requests $SR_TAGGED); Hca1 port $port; Hca3's sminfo: $(head -n 1 "$out" | cut -c1-80)"
             rec="measured only"
             scen_row two_sms master-returns "$SCEN_N_HEAVY" "$SCEN_N_PW" "$rec" "$note"

@@ -62,7 +62,7 @@ STORM_PID=
 
 # ---------------------------------------------------------------- storm
 storm_loop() {   # SOCKET DEVICE: runs until SIGTERM, then ends after the current vsimctl
-    local sock=$1 dev=$2 args stop= pause
+    local sock=$1 dev=$2 args stop='' pause
     trap 'stop=1' TERM
     trap - EXIT INT ERR
     pw__close_sim_fd
@@ -96,6 +96,7 @@ storm_stop() {
 }
 
 # The harness's exit handler, after stopping the storm (keeping the status).
+# shellcheck disable=SC2154  # pw_rc is assigned inside the trap string
 trap 'pw_rc=$?; storm_stop; (exit $pw_rc); pw__on_exit' EXIT
 
 # ---------------------------------------------------------------- /proc
@@ -127,7 +128,7 @@ open_contexts() {
 # leak_check: compare with the baseline taken after SUBNET UP. A device the
 # storm just failed may be between close and reopen (100 ms): retry for 1 s.
 leak_check() {
-    local i ctx=?
+    local i ctx='?'
     for i in $(seq 50); do
         proc_counts "$PW_OSM_PID"
         ctx=$(open_contexts)

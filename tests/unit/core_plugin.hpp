@@ -44,4 +44,4 @@ private:
     pw_core *core_ = nullptr;
 };
 
-} // namespace pwtest
+}  // namespace pwtest

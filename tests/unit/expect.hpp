@@ -59,27 +59,36 @@ bool eventually(Pred pred, std::chrono::milliseconds bound = std::chrono::millis
     return true;
 }
 
-// The voluntary context switches of this process's thread named `name`
-// (the event thread is "portwatch"); -1 when there is none.
-inline long thread_switches(const std::string &name)
+// /proc/self/task/TID of this process's thread named `name` (the event
+// thread is "portwatch"); empty when there is none.
+inline std::string thread_dir(const std::string &name)
 {
     DIR *dir = opendir("/proc/self/task");
     BOOST_REQUIRE(dir);
-    long switches = -1;
+    std::string found;
     while (dirent *e = readdir(dir)) {
         std::string base = std::string("/proc/self/task/") + e->d_name;
         std::ifstream comm(base + "/comm");
         std::string comm_name;
-        if (!(comm >> comm_name) || comm_name != name)
-            continue;
-        std::ifstream status(base + "/status");
-        std::string line;
-        while (std::getline(status, line))
-            if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
-                switches = std::stol(line.substr(line.find(':') + 1));
+        if (comm >> comm_name && comm_name == name)
+            found = base;
     }
     closedir(dir);
-    return switches;
+    return found;
 }
 
-} // namespace pwtest
+// The voluntary context switches of the thread named `name`; -1 when none.
+inline long thread_switches(const std::string &name)
+{
+    std::string dir = thread_dir(name);
+    if (dir.empty())
+        return -1;
+    std::ifstream status(dir + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+            return std::stol(line.substr(line.find(':') + 1));
+    return -1;
+}
+
+}  // namespace pwtest

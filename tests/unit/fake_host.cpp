@@ -213,4 +213,4 @@ bool try_vsim(const std::string &command, std::string *reply)
     return rc == 0;
 }
 
-} // namespace pwtest
+}  // namespace pwtest

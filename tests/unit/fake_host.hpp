@@ -57,7 +57,8 @@ public:
     // Waits until count(needle) >= n; false on timeout.
     bool wait_for(const std::string &needle, int n = 1,
                   std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) const;
-    bool wait_sweeps(int n, std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) const;
+    bool wait_sweeps(int n,
+                     std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) const;
     std::string dump() const;  // every line, for failure messages
 
 private:
@@ -82,4 +83,4 @@ std::string vsim(const std::string &command);
 // own: false (and the reply in *reply) on an error reply or no simulator.
 bool try_vsim(const std::string &command, std::string *reply = nullptr);
 
-} // namespace pwtest
+}  // namespace pwtest

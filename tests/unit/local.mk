@@ -27,7 +27,7 @@ tests_unit_test_logic_SOURCES = \
 	tests/unit/test_outcome.cpp \
 	tests/unit/test_port_tracker.cpp \
 	tests/unit/test_log_limiter.cpp \
-	tests/unit/test_metrics.cpp
+	tests/unit/test_metrics.cpp tests/unit/temp_dir.hpp
 tests_unit_test_logic_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_logic_LDADD = $(PW_TEST_LDADD)
 
@@ -63,7 +63,7 @@ check_PROGRAMS += tests/unit/test_operate
 TESTS += tests/unit/test_operate
 tests_unit_test_operate_SOURCES = \
 	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
-	tests/unit/core_plugin.hpp tests/unit/test_operate.cpp
+	tests/unit/core_plugin.hpp tests/unit/temp_dir.hpp tests/unit/test_operate.cpp
 tests_unit_test_operate_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_operate_LDADD = $(PW_TEST_LDADD)
 

@@ -112,9 +112,11 @@ void bounce(const FakeHost &host, const std::string &dev)
     auto ups = [&] { return host.count(key + "DOWN -> ") + host.summarised("link back"); };
     int d = downs(), u = ups();
     vsim("port " + dev + " 1 state=down");
-    BOOST_REQUIRE_MESSAGE(eventually([&] { return downs() > d; }), "no loss seen:\n" << host.dump());
+    BOOST_REQUIRE_MESSAGE(eventually([&] { return downs() > d; }), "no loss seen:\n"
+                                                                       << host.dump());
     vsim("port " + dev + " 1 state=init");
-    BOOST_REQUIRE_MESSAGE(eventually([&] { return ups() > u; }), "no return seen:\n" << host.dump());
+    BOOST_REQUIRE_MESSAGE(eventually([&] { return ups() > u; }), "no return seen:\n"
+                                                                     << host.dump());
 }
 
 // Waits until the plugin has looked at DEV port 1 n times after opening
@@ -153,7 +155,7 @@ int errors(const FakeHost &host)
     return host.count_level(PW_LOG_ERROR);
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(transient, Fresh)
 
@@ -248,7 +250,8 @@ BOOST_AUTO_TEST_CASE(eio_on_the_async_fd)
     vsim("fail get_async_event errno=EIO");
     vsim("port mlx5_0 1 state=init quiet");  // the link retrained meanwhile ...
     vsim("event mlx5_0 1 port_err");         // ... and this event is not readable
-    expect_log(host, "verbs device mlx5_0 failed (Input/output error): closed it, reopening in 100 ms");
+    expect_log(host,
+               "verbs device mlx5_0 failed (Input/output error): closed it, reopening in 100 ms");
     expect_log(host, "opened verbs device mlx5_0", 2);
     expect_sweeps(host, 1);
     BOOST_TEST(host.count("mlx5_0:1 ACTIVE -> INIT (device opened): link back") == 1, host.dump());
@@ -409,9 +412,9 @@ BOOST_AUTO_TEST_CASE(device_list_fails_then_works)
     host.set_guid(kPort1Guid);
     vsim("fail get_device_list errno=ENOMEM count=2");
     Plugin plugin(host);
-    BOOST_TEST(host.count("cannot list verbs devices: Cannot allocate memory; retrying in 100 ms") ==
-                   1,
-               host.dump());
+    BOOST_TEST(
+        host.count("cannot list verbs devices: Cannot allocate memory; retrying in 100 ms") == 1,
+        host.dump());
     expect_log(host, "watching mlx5_0:1");
     expect_synced(host, "mlx5_0");
     BOOST_TEST(errors(host) == 1, host.dump());
@@ -509,7 +512,8 @@ BOOST_AUTO_TEST_CASE(device_reappears_with_another_guid)
                      "device; watching no other port until it is back");
     expect_log(host, "warning: no usable verbs device");
     add_device("mlx5_0", 0x0002c90300009000ULL);
-    expect_log(host, "mlx5_0:1 came back with port GUID 0x0002c90300009001 (was 0x0002c90300002001)");
+    expect_log(host,
+               "mlx5_0:1 came back with port GUID 0x0002c90300009001 (was 0x0002c90300002001)");
     // Another HCA's bounce is not OpenSM's link: no sweep.
     vsim("port mlx5_0 1 state=down");
     vsim("port mlx5_0 1 state=init");
@@ -520,7 +524,8 @@ BOOST_AUTO_TEST_CASE(device_reappears_with_another_guid)
     vsim("remove mlx5_0");
     expect_log(host, "warning: no usable verbs device", 2);
     add_device("mlx5_0", kNodeGuid);
-    expect_log(host, "mlx5_0:1 came back with port GUID 0x0002c90300002001 (was 0x0002c90300009001)");
+    expect_log(host,
+               "mlx5_0:1 came back with port GUID 0x0002c90300002001 (was 0x0002c90300009001)");
     expect_log(host, "watching mlx5_0:1 (port GUID 0x0002c90300002001, OpenSM's bound port)", 2);
     expect_synced(host, "mlx5_0", 2);
     bounce(host, "mlx5_0");
@@ -642,7 +647,7 @@ void refused(const std::string &options, const std::string &named)
     }
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_CASE(malformed_options_are_refused_with_one_line)
 {

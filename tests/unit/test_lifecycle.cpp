@@ -14,8 +14,6 @@
 
 #include <sys/resource.h>
 
-#include <dirent.h>
-
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -50,33 +48,24 @@ void add(const std::string &name, uint64_t node_guid, const std::string &extra =
 // The CPU time (ms) the thread named "portwatch" has used so far.
 long portwatch_thread_cpu_ms()
 {
-    DIR *dir = opendir("/proc/self/task");
-    BOOST_REQUIRE(dir);
-    long ms = -1;
-    while (dirent *e = readdir(dir)) {
-        std::string base = std::string("/proc/self/task/") + e->d_name;
-        std::ifstream comm(base + "/comm");
-        std::string name;
-        if (!(comm >> name) || name != "portwatch")
-            continue;
-        std::ifstream stat(base + "/stat");
-        std::string line;
-        std::getline(stat, line);
-        // Fields after the ")" of the command name: state is field 3,
-        // utime 14, stime 15.
-        std::istringstream rest(line.substr(line.rfind(')') + 2));
-        std::string field;
-        long utime = 0, stime = 0;
-        for (int i = 3; i <= 15 && rest >> field; ++i) {
-            if (i == 14)
-                utime = std::stol(field);
-            if (i == 15)
-                stime = std::stol(field);
-        }
-        ms = (utime + stime) * 1000 / sysconf(_SC_CLK_TCK);
+    std::string dir = thread_dir("portwatch");
+    if (dir.empty())
+        return -1;
+    std::ifstream stat(dir + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    // Fields after the ")" of the command name: state is field 3, utime 14,
+    // stime 15.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string field;
+    long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+        if (i == 14)
+            utime = std::stol(field);
+        if (i == 15)
+            stime = std::stol(field);
     }
-    closedir(dir);
-    return ms;
+    return (utime + stime) * 1000 / sysconf(_SC_CLK_TCK);
 }
 
 int errors(const FakeHost &host)
@@ -84,7 +73,7 @@ int errors(const FakeHost &host)
     return host.count_level(PW_LOG_ERROR);
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(lifecycle, Fresh)
 

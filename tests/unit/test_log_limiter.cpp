@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE(a_quiet_window_ends_the_chain_and_the_next_line_is_in_full)
     BOOST_TEST((*l.deadline() == t + milliseconds(200)));
     BOOST_TEST(l.counted() == 0u);
     BOOST_TEST(l.next_window(t + milliseconds(200)));  // closed
-    BOOST_TEST(!l.deadline());  // quiet: no timer
+    BOOST_TEST(!l.deadline());                         // quiet: no timer
     BOOST_TEST(l.admit(t + milliseconds(250)));
     BOOST_TEST(!l.deadline());
 }

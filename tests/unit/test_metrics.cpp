@@ -12,8 +12,10 @@
 
 #include "metrics.hpp"
 #include "metrics_file.hpp"
+#include "temp_dir.hpp"
 
 using namespace portwatch;
+using pwtest::TempDir;
 
 namespace {
 
@@ -35,17 +37,6 @@ std::string read_file(const std::string &path)
     return s.str();
 }
 
-struct TempDir {
-    std::string path;
-    TempDir()
-    {
-        char tmpl[] = "/tmp/pw-metrics-XXXXXX";
-        BOOST_REQUIRE(mkdtemp(tmpl));
-        path = tmpl;
-    }
-    ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
 MetricsSnapshot sample()
 {
     MetricsSnapshot s;
@@ -63,7 +54,7 @@ MetricsSnapshot sample()
     return s;
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(metrics)
 
@@ -104,15 +95,22 @@ BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative_from_1ms_to_60s)
     up.observe(0.016);
     up.observe(90.0);  // beyond 60 s: +Inf only
     std::string text = render_metrics(s);
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.001\"} 2"), text);
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.01\"} 2"));
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.025\"} 3"));
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"60\"} 3"));
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"+Inf\"} 4"));
+    BOOST_TEST(
+        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.001\"} 2"),
+        text);
+    BOOST_TEST(
+        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.01\"} 2"));
+    BOOST_TEST(
+        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.025\"} 3"));
+    BOOST_TEST(
+        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"60\"} 3"));
+    BOOST_TEST(
+        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"+Inf\"} 4"));
     BOOST_TEST(has_line(text, "portwatch_reaction_seconds_count{stage=\"subnet_up\"} 4"));
     BOOST_TEST(has_line(text, "portwatch_reaction_seconds_sum{stage=\"subnet_up\"} 90.0175"));
     BOOST_TEST(has_line(text, "portwatch_reaction_seconds_count{stage=\"heavy_sweep_start\"} 0"));
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{stage=\"heavy_sweep_done\",le=\"+Inf\"} 0"));
+    BOOST_TEST(has_line(
+        text, "portwatch_reaction_seconds_bucket{stage=\"heavy_sweep_done\",le=\"+Inf\"} 0"));
 }
 
 BOOST_AUTO_TEST_CASE(label_values_are_escaped_and_unknown_port_is_empty)
@@ -177,7 +175,9 @@ BOOST_AUTO_TEST_CASE(a_symlink_at_the_path_is_replaced_not_written_through)
 {
     TempDir dir;
     std::string victim = dir.path + "/victim";
-    { std::ofstream(victim) << "precious\n"; }
+    {
+        std::ofstream(victim) << "precious\n";
+    }
     BOOST_REQUIRE(symlink(victim.c_str(), (dir.path + "/portwatch.prom").c_str()) == 0);
     MetricsFile file(dir.path + "/portwatch.prom");
     BOOST_TEST(file.write("a 1\n") == 0);

@@ -181,7 +181,10 @@ unsigned opens()
 
 class Lifecycle {
 public:
-    Lifecycle(long seed, Stats &stats) : seed_(seed), rng_(static_cast<uint64_t>(seed)), stats_(stats) {}
+    Lifecycle(long seed, Stats &stats)
+        : seed_(seed), rng_(static_cast<uint64_t>(seed)), stats_(stats)
+    {
+    }
 
     void run()
     {
@@ -193,8 +196,8 @@ public:
         host.set_guid(kSmGuid);
         std::string options = "portwatch.holdoff_ms=" + std::to_string(rng_.chance(70) ? 0 : 20) +
                               " portwatch.retry_max_ms=" + std::to_string(kRetryMaxMs) +
-                              " portwatch.verify_ms=" + std::to_string(kVerifyMs) + " portwatch.verify_tries=" +
-                              std::to_string(kTries);
+                              " portwatch.verify_ms=" + std::to_string(kVerifyMs) +
+                              " portwatch.verify_tries=" + std::to_string(kTries);
         step("options " + options);
         Plugin plugin(host, options.c_str());
         FakeSm sm(host, world_, plugin);
@@ -238,7 +241,10 @@ private:
                            << " tests/with-vsim tests/unit/test_model\nlog:\n"
                            << (host_ ? host_->dump() : std::string()));
     }
-    void pause(unsigned lo, unsigned hi) { std::this_thread::sleep_for(milliseconds(rng_.between(lo, hi))); }
+    void pause(unsigned lo, unsigned hi)
+    {
+        std::this_thread::sleep_for(milliseconds(rng_.between(lo, hi)));
+    }
 
     // OpenSM's link: down, then back at INIT (mlx5: PORT_ERR both times).
     void link(bool up)
@@ -333,7 +339,8 @@ private:
         // listing while OpenSM's port is gone, at most retry_max_ms apart.
         std::string name = world_.a;
         lock.unlock();
-        bool open = try_vsim("wait-open " + name + " timeout_ms=" + std::to_string(kReopenBound.count()));
+        bool open =
+            try_vsim("wait-open " + name + " timeout_ms=" + std::to_string(kReopenBound.count()));
         double ms = portwatch::ms_between(back, Clock::now());
         stats_.slowest_reopen_ms = std::max(stats_.slowest_reopen_ms, ms);
         require(open && ms <= kRetryMaxMs + kSlackMs,
@@ -417,7 +424,8 @@ private:
     void standby_for_a_while()
     {
         bool bounced = rng_.chance(70);
-        step(std::string("SM in STANDBY for a while") + (bounced ? ", link bounced meanwhile" : ""));
+        step(std::string("SM in STANDBY for a while") +
+             (bounced ? ", link bounced meanwhile" : ""));
         {
             std::lock_guard<std::mutex> lock(world_.mu);
             world_.acting = false;
@@ -462,15 +470,33 @@ private:
     {
         switch (rng_.below(10)) {
         case 0:
-        case 1: bounce(); break;
-        case 2: burst(); break;
-        case 3: fatal_a(); break;
-        case 4: remove_a(); break;
-        case 5: other_device(); break;
-        case 6: events_without_change(); break;
-        case 7: rng_.chance(20) ? failing_queries() : failing_opens(); break;
-        case 8: standby_for_a_while(); break;
-        default: failing_sweeps(); break;
+        case 1:
+            bounce();
+            break;
+        case 2:
+            burst();
+            break;
+        case 3:
+            fatal_a();
+            break;
+        case 4:
+            remove_a();
+            break;
+        case 5:
+            other_device();
+            break;
+        case 6:
+            events_without_change();
+            break;
+        case 7:
+            rng_.chance(20) ? failing_queries() : failing_opens();
+            break;
+        case 8:
+            standby_for_a_while();
+            break;
+        default:
+            failing_sweeps();
+            break;
         }
         pause(0, 10);
     }
@@ -493,9 +519,10 @@ private:
             name = world_.a;
         }
         // OpenSM's device, back under whatever name, is open and watched.
-        require(try_vsim("wait-open " + name + " timeout_ms=" + std::to_string(kReopenBound.count())),
-                "OpenSM's device " + name + " was not reopened within " +
-                    std::to_string(kReopenBound.count()) + " ms");
+        require(
+            try_vsim("wait-open " + name + " timeout_ms=" + std::to_string(kReopenBound.count())),
+            "OpenSM's device " + name + " was not reopened within " +
+                std::to_string(kReopenBound.count()) + " ms");
         require(host_->wait_for("watching " + name + ":1 (port GUID", 1, kReopenBound),
                 "OpenSM's port is not watched again as " + name + ":1");
         // Every return ends with the SM port ACTIVE.
@@ -538,16 +565,18 @@ private:
                 std::to_string(sweeps) + " sweeps for " + std::to_string(returns) +
                     " link returns (at most " + std::to_string(allowed) + ")");
         unsigned lines = static_cast<unsigned>(host_->lines().size());
-        unsigned line_bound = 40 + 60 * static_cast<unsigned>(std::count(steps_.begin(), steps_.end(), '\n'));
-        require(lines <= line_bound, std::to_string(lines) + " log lines (bound " +
-                                         std::to_string(line_bound) + ")");
+        unsigned line_bound =
+            40 + 60 * static_cast<unsigned>(std::count(steps_.begin(), steps_.end(), '\n'));
+        require(lines <= line_bound,
+                std::to_string(lines) + " log lines (bound " + std::to_string(line_bound) + ")");
         ++stats_.lifecycles;
         stats_.returns += returns;
         stats_.sweeps += static_cast<unsigned>(sweeps);
         stats_.max_lines = std::max(stats_.max_lines, lines);
         if (std::getenv("PW_MODEL_VERBOSE"))
             BOOST_TEST_MESSAGE("seed " << seed_ << ": recovery " << recovery << " ms\nsteps:\n"
-                                       << steps_ << "log:\n" << host_->dump());
+                                       << steps_ << "log:\n"
+                                       << host_->dump());
         if (recovery > stats_.slowest_ms) {
             stats_.slowest_ms = recovery;
             stats_.slowest_seed = seed_;
@@ -591,9 +620,11 @@ private:
     {
         const std::vector<std::string> lines = host_->lines();
         for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-            if (it->rfind("in the last ", 0) == 0 && it->find("[last action=none]") == std::string::npos)
+            if (it->rfind("in the last ", 0) == 0 &&
+                it->find("[last action=none]") == std::string::npos)
                 return it->find("[last action=defer]") != std::string::npos;
-            if (it->find("[action=") == std::string::npos || it->find("no trigger") != std::string::npos)
+            if (it->find("[action=") == std::string::npos ||
+                it->find("no trigger") != std::string::npos)
                 continue;
             return it->find("[action=defer]") != std::string::npos;
         }
@@ -617,7 +648,7 @@ private:
     FakeSm *sm_ = nullptr;
 };
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_CASE(device_lifecycles_against_the_model)
 {

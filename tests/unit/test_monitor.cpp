@@ -50,9 +50,11 @@ void bounce(const FakeHost &host, const std::string &dev, int port, const std::s
     auto ups = [&] { return host.count(key + " DOWN -> ") + host.summarised("link back"); };
     int d = downs(), u = ups();
     vsim("port " + dev + " " + std::to_string(port) + " state=down");
-    BOOST_REQUIRE_MESSAGE(eventually([&] { return downs() > d; }), "no loss seen:\n" << host.dump());
+    BOOST_REQUIRE_MESSAGE(eventually([&] { return downs() > d; }), "no loss seen:\n"
+                                                                       << host.dump());
     vsim("port " + dev + " " + std::to_string(port) + " state=" + up);
-    BOOST_REQUIRE_MESSAGE(eventually([&] { return ups() > u; }), "no return seen:\n" << host.dump());
+    BOOST_REQUIRE_MESSAGE(eventually([&] { return ups() > u; }), "no return seen:\n"
+                                                                     << host.dump());
 }
 
 std::string up_state(const std::string &style)
@@ -60,7 +62,7 @@ std::string up_state(const std::string &style)
     return style == "rxe" ? "active" : "init";
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(monitor, Fresh)
 
@@ -71,8 +73,9 @@ BOOST_AUTO_TEST_CASE(watches_opensm_port_found_by_guid)
     FakeHost host;
     host.set_guid(kNodeGuid + 0x100 + 2);
     Monitor m(host.callbacks(), opts());
-    BOOST_TEST(host.count("watching mlx5_1:2 (port GUID 0x0002c90300001102, OpenSM's bound port)") == 1,
-               host.dump());
+    BOOST_TEST(
+        host.count("watching mlx5_1:2 (port GUID 0x0002c90300001102, OpenSM's bound port)") == 1,
+        host.dump());
     BOOST_TEST(host.count("opened verbs device mlx5_0 (1 ports)") == 1);
     BOOST_TEST(host.count("mlx5_1:2 is ACTIVE") == 1);
 }
@@ -427,8 +430,8 @@ BOOST_FIXTURE_TEST_SUITE(core_api, Fresh)
 BOOST_AUTO_TEST_CASE(bad_option_fails_create_with_one_error_line)
 {
     FakeHost host;
-    BOOST_TEST(pw_core_create(&host.callbacks(), "x=1 portwatch.holdoff_ms=banana", "OpenSM 3.3.23") ==
-               nullptr);
+    BOOST_TEST(pw_core_create(&host.callbacks(), "x=1 portwatch.holdoff_ms=banana",
+                              "OpenSM 3.3.23") == nullptr);
     BOOST_TEST(host.count_level(PW_LOG_ERROR) == 1, host.dump());
     BOOST_TEST(host.count("ERROR: bad value in 'portwatch.holdoff_ms=banana'") == 1);
 }

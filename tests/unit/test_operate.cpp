@@ -16,6 +16,7 @@
 #include "expect.hpp"
 #include "fake_host.hpp"
 #include "monitor.hpp"
+#include "temp_dir.hpp"
 
 using namespace portwatch;
 using namespace pwtest;
@@ -32,17 +33,6 @@ Options opts(const std::string &text = "")
     BOOST_REQUIRE_MESSAGE(p.options, p.error);
     return *p.options;
 }
-
-struct TempDir {
-    std::string path;
-    TempDir()
-    {
-        char tmpl[] = "/tmp/pw-operate-XXXXXX";
-        BOOST_REQUIRE(mkdtemp(tmpl));
-        path = tmpl;
-    }
-    ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
 
 std::string read_file(const std::string &path)
 {
@@ -72,7 +62,28 @@ int full_lines(const FakeHost &host, const std::string &kind)
     return n;
 }
 
-} // namespace
+// 1000 DOWN/INIT toggles of mlx5_0 port 1, paced to span several hold-off
+// windows (a burst read late collapses into a few transitions); returns
+// when the sweep that follows the storm's end was requested.
+void storm(const FakeHost &host)
+{
+    for (int i = 0; i < 1000; ++i) {
+        vsim("port mlx5_0 1 state=down");
+        vsim("port mlx5_0 1 state=init");
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+    TimePoint end = Clock::now();
+    // The storm ended with the link up: its last sweep follows at the end
+    // of the hold-off.
+    BOOST_REQUIRE_MESSAGE(eventually([&] {
+                              std::vector<TimePoint> s = host.sweep_times();
+                              return !s.empty() && s.back() >= end - milliseconds(5);
+                          }),
+                          "no sweep after the storm:\n"
+                              << host.dump());
+}
+
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(log_volume, Fresh)
 
@@ -89,20 +100,7 @@ BOOST_AUTO_TEST_CASE(a_storm_writes_few_lines_and_loses_no_transition)
     expect_log(host, "mlx5_0:1 is ACTIVE");
     size_t before = host.lines().size();
     TimePoint begin = Clock::now();
-    // Paced so that the storm spans several windows (a burst read late
-    // collapses into a few transitions).
-    for (int i = 0; i < 1000; ++i) {
-        vsim("port mlx5_0 1 state=down");
-        vsim("port mlx5_0 1 state=init");
-        std::this_thread::sleep_for(std::chrono::microseconds(300));
-    }
-    TimePoint end = Clock::now();
-    // The storm ended with the link up: its last sweep follows at the end of
-    // the hold-off, and the window after it is summarised.
-    BOOST_REQUIRE(eventually([&] {
-        std::vector<TimePoint> s = host.sweep_times();
-        return !s.empty() && s.back() >= end - milliseconds(5);
-    }));
+    storm(host);
     // The storm's end is told, with the port's final state.
     expect_log(host, "storm over after ");
     BOOST_TEST(host.count("in its summaries; mlx5_0:1 is INIT") == 1, host.dump());
@@ -110,9 +108,11 @@ BOOST_AUTO_TEST_CASE(a_storm_writes_few_lines_and_loses_no_transition)
     const Counters &c = m.counters();
     BOOST_TEST(c.link_lost > 20u, host.dump());
     BOOST_TEST(host.count("in the last ") >= 2, host.dump());  // windows chained
-    BOOST_TEST(full_lines(host, "link lost") + host.summarised("link lost") == static_cast<int>(c.link_lost),
+    BOOST_TEST(full_lines(host, "link lost") + host.summarised("link lost") ==
+                   static_cast<int>(c.link_lost),
                host.dump());
-    BOOST_TEST(full_lines(host, "link back") + host.summarised("link back") == static_cast<int>(c.link_back),
+    BOOST_TEST(full_lines(host, "link back") + host.summarised("link back") ==
+                   static_cast<int>(c.link_back),
                host.dump());
     // Every woken sweep is told: in a line of its own or in a summary.
     BOOST_TEST(host.sweeps_told() == static_cast<int>(c.sweeps), host.dump());
@@ -217,7 +217,8 @@ BOOST_AUTO_TEST_CASE(a_device_failing_and_coming_back_goes_to_syslog)
 BOOST_AUTO_TEST_CASE(refusing_to_load_goes_to_syslog)
 {
     FakeHost host;
-    BOOST_TEST(pw_core_create(&host.callbacks(), "portwatch.holdoff_ms=x", "OpenSM 3.3.23") == nullptr);
+    BOOST_TEST(pw_core_create(&host.callbacks(), "portwatch.holdoff_ms=x", "OpenSM 3.3.23") ==
+               nullptr);
     BOOST_TEST(host.count_sys("plugin not loaded") == 1, host.dump());
     BOOST_TEST(host.count_level(PW_LOG_ERROR) == 1, host.dump());
 }
@@ -251,9 +252,11 @@ BOOST_AUTO_TEST_CASE(the_file_follows_a_bounce_and_goes_with_the_plugin)
     vsim("port mlx5_0 1 state=init");
     expect_sweeps(host, 1);
     plugin.sweep_reports();
-    BOOST_REQUIRE_MESSAGE(eventually([&] {
-        return sample(path, "portwatch_reaction_seconds_count{stage=\"subnet_up\"}") == 1;
-    }), read_file(path));
+    BOOST_REQUIRE_MESSAGE(
+        eventually([&] {
+            return sample(path, "portwatch_reaction_seconds_count{stage=\"subnet_up\"}") == 1;
+        }),
+        read_file(path));
     BOOST_TEST(sample(path, state) == 2);
     BOOST_TEST(sample(path, "portwatch_transitions_total{kind=\"link_lost\"}") == 1);
     BOOST_TEST(sample(path, "portwatch_transitions_total{kind=\"link_back\"}") == 1);
@@ -261,7 +264,9 @@ BOOST_AUTO_TEST_CASE(the_file_follows_a_bounce_and_goes_with_the_plugin)
     BOOST_TEST(sample(path, "portwatch_marks_total") == 1);
     BOOST_TEST(sample(path, "portwatch_events_total") >= 2);
     BOOST_TEST(sample(path, "portwatch_reaction_seconds_count{stage=\"heavy_sweep_start\"}") == 1);
-    BOOST_TEST(sample(path, "portwatch_reaction_seconds_bucket{stage=\"heavy_sweep_start\",le=\"60\"}") == 1);
+    BOOST_TEST(
+        sample(path, "portwatch_reaction_seconds_bucket{stage=\"heavy_sweep_start\",le=\"60\"}") ==
+        1);
     double back = sample(path, "portwatch_last_link_back_timestamp_seconds");
     BOOST_TEST(std::abs(back - static_cast<double>(time(nullptr))) < 60, read_file(path));
 
@@ -277,7 +282,8 @@ BOOST_AUTO_TEST_CASE(a_missing_directory_refuses_to_load_with_one_line)
     vsim("add mlx5_0 node_guid=0x0002c90300001000 style=mlx5 ports=1");
     FakeHost host;
     host.set_guid(kPort1Guid);
-    BOOST_TEST(pw_core_create(&host.callbacks(), "portwatch.metrics_file=/nonexistent-pw/portwatch.prom",
+    BOOST_TEST(pw_core_create(&host.callbacks(),
+                              "portwatch.metrics_file=/nonexistent-pw/portwatch.prom",
                               "OpenSM 3.3.23") == nullptr);
     BOOST_TEST(host.count_level(PW_LOG_ERROR) == 1, host.dump());
     BOOST_TEST(host.count("ERROR: portwatch.metrics_file: cannot open directory /nonexistent-pw: "
@@ -328,29 +334,24 @@ BOOST_AUTO_TEST_CASE(a_storm_rewrites_the_file_at_most_once_per_holdoff)
     // Both halves of each rename: identical events in a row would be merged.
     BOOST_REQUIRE(inotify_add_watch(fd, dir.path.c_str(), IN_MOVED_FROM | IN_MOVED_TO) >= 0);
     TimePoint begin = Clock::now();
-    for (int i = 0; i < 1000; ++i) {  // paced to span several windows, as above
-        vsim("port mlx5_0 1 state=down");
-        vsim("port mlx5_0 1 state=init");
-        std::this_thread::sleep_for(std::chrono::microseconds(300));
-    }
-    TimePoint end = Clock::now();
-    BOOST_REQUIRE(eventually([&] {
-        std::vector<TimePoint> s = host.sweep_times();
-        return !s.empty() && s.back() >= end - milliseconds(5);
-    }));
+    storm(host);
     // The file catches up with the storm's end once its window is over.
-    BOOST_REQUIRE(eventually([&] { return sample(path, "portwatch_sweeps_requested_total") ==
-                                          static_cast<double>(host.sweeps()); }));
+    BOOST_REQUIRE(eventually([&] {
+        return sample(path, "portwatch_sweeps_requested_total") ==
+               static_cast<double>(host.sweeps());
+    }));
     double elapsed = ms_between(begin, Clock::now());
     m.stop();
     int renames = 0;
     alignas(inotify_event) char buf[65536];
     for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
-        for (char *p = buf; p < buf + n; p += sizeof(inotify_event) + reinterpret_cast<inotify_event *>(p)->len)
+        for (char *p = buf; p < buf + n;
+             p += sizeof(inotify_event) + reinterpret_cast<inotify_event *>(p)->len)
             renames += (reinterpret_cast<inotify_event *>(p)->mask & IN_MOVED_TO) != 0;
     close(fd);
     BOOST_TEST(renames >= 2, "renames=" << renames << " in " << elapsed << " ms");
-    BOOST_TEST(renames <= static_cast<int>(elapsed / 200) + 2, "renames=" << renames << " in " << elapsed << " ms");
+    BOOST_TEST(renames <= static_cast<int>(elapsed / 200) + 2,
+               "renames=" << renames << " in " << elapsed << " ms");
 }
 
 BOOST_AUTO_TEST_CASE(idle_with_metrics_on_the_thread_never_wakes)

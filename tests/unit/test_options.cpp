@@ -25,7 +25,7 @@ std::string bad(const std::string &text)
     return p.error;
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(options)
 
@@ -51,12 +51,13 @@ BOOST_AUTO_TEST_CASE(metrics_file)
     BOOST_TEST(ok(nullptr).metrics_file.empty());
     Options o = ok("portwatch.metrics_file=/var/lib/prometheus/node-exporter/portwatch.prom");
     BOOST_TEST(o.metrics_file == "/var/lib/prometheus/node-exporter/portwatch.prom");
-    BOOST_TEST(o.describe().find(" metrics_file=/var/lib/prometheus/node-exporter/portwatch.prom") !=
-               std::string::npos);
+    BOOST_TEST(
+        o.describe().find(" metrics_file=/var/lib/prometheus/node-exporter/portwatch.prom") !=
+        std::string::npos);
     BOOST_TEST(ok("portwatch.metrics_file=/portwatch.prom").metrics_file == "/portwatch.prom");
     // Relative, a directory, nothing after the slash, dot names.
-    for (const char *bad_value : {"portwatch.prom", "./portwatch.prom", "/", "/var/lib/", "/var/..",
-                                  "/var/."}) {
+    for (const char *bad_value :
+         {"portwatch.prom", "./portwatch.prom", "/", "/var/lib/", "/var/..", "/var/."}) {
         std::string token = std::string("portwatch.metrics_file=") + bad_value;
         BOOST_TEST(bad(token).find("an absolute path to a file") != std::string::npos, token);
     }
@@ -156,9 +157,9 @@ BOOST_AUTO_TEST_CASE(hostile_input_is_bounded)
     BOOST_TEST(e.find("\\x01\\xff\\x7f") != std::string::npos);
     // Escaping must not defeat the bound: each control byte shows as four
     // characters, and the line must stay inside the logger's 512 bytes.
-    for (const std::string &token : {"portwatch.port=" + std::string(300, '\x13'),
-                                     "portwatch." + std::string(300, '\xff') + "=1",
-                                     "portwatch" + std::string(300, '\x01')}) {
+    for (const std::string &token :
+         {"portwatch.port=" + std::string(300, '\x13'),
+          "portwatch." + std::string(300, '\xff') + "=1", "portwatch" + std::string(300, '\x01')}) {
         e = bad(token);
         BOOST_TEST(e.size() < 300u, e);
         BOOST_TEST(e.find("...") != std::string::npos, e);

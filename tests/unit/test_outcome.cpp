@@ -26,7 +26,7 @@ TimePoint at(long ms)
     return t0 + milliseconds(ms);
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(outcome)
 

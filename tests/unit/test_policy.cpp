@@ -62,7 +62,7 @@ Counts run(const Options &o, LinkState start, const std::vector<LinkState> &read
 
 using L = LinkState;
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(policy)
 
@@ -130,10 +130,9 @@ BOOST_AUTO_TEST_CASE(sm_state_gating)
     BOOST_TEST(run(opts(), L::Active, bounce, PW_SM_STANDBY).marks == 0);
     BOOST_TEST(run(opts(), L::Active, bounce, PW_SM_NOT_ACTIVE).sweeps == 0);
     BOOST_TEST(run(opts(), L::Active, bounce, PW_SM_DISCOVERING).sweeps == 1);
-    BOOST_TEST(run(opts("portwatch.act_in=master"), L::Active, bounce, PW_SM_DISCOVERING)
-                   .sweeps == 0);
-    BOOST_TEST(run(opts("portwatch.act_in=standby"), L::Active, bounce, PW_SM_STANDBY)
-                   .sweeps == 1);
+    BOOST_TEST(run(opts("portwatch.act_in=master"), L::Active, bounce, PW_SM_DISCOVERING).sweeps ==
+               0);
+    BOOST_TEST(run(opts("portwatch.act_in=standby"), L::Active, bounce, PW_SM_STANDBY).sweeps == 1);
 }
 
 BOOST_AUTO_TEST_CASE(holdoff_defers_and_the_last_state_wins)
@@ -179,9 +178,9 @@ BOOST_AUTO_TEST_CASE(deferred_sweep_respects_sm_state_at_the_deadline)
 
 BOOST_AUTO_TEST_CASE(zero_holdoff_never_defers)
 {
-    Counts c = run(opts("portwatch.holdoff_ms=0"), L::Active,
-                   {L::Down, L::Init, L::Down, L::Init, L::Down, L::Init}, PW_SM_MASTER,
-                   milliseconds(0));
+    Counts c =
+        run(opts("portwatch.holdoff_ms=0"), L::Active,
+            {L::Down, L::Init, L::Down, L::Init, L::Down, L::Init}, PW_SM_MASTER, milliseconds(0));
     BOOST_TEST(c.sweeps == 3);
     BOOST_TEST(c.defers == 0);
 }
@@ -194,8 +193,8 @@ BOOST_AUTO_TEST_CASE(flap_storm_is_bounded_by_the_holdoff)
         storm.push_back(L::Down);
         storm.push_back(L::Init);
     }
-    Counts c = run(opts("portwatch.holdoff_ms=100"), L::Active, storm, PW_SM_MASTER,
-                   milliseconds(1));
+    Counts c =
+        run(opts("portwatch.holdoff_ms=100"), L::Active, storm, PW_SM_MASTER, milliseconds(1));
     // 10 s of storm: at most one sweep per 100 ms window, plus the final one.
     BOOST_TEST(c.sweeps <= 10000 / 100 + 1);
     BOOST_TEST(c.sweeps >= 10000 / 100 - 1);  // ... and the storm does not starve it
@@ -216,7 +215,9 @@ BOOST_AUTO_TEST_CASE(storm_ending_up_always_ends_with_a_sweep)
         for (int i = 0; i < n; ++i) {
             for (L s : {L::Down, L::Init}) {
                 now += milliseconds(7);
-                if (auto due = p.deadline(); due && *due <= now && p.on_deadline(PW_SM_MASTER, *due).action == Action::Sweep) {
+                if (auto due = p.deadline();
+                    due && *due <= now &&
+                    p.on_deadline(PW_SM_MASTER, *due).action == Action::Sweep) {
                     last_sweep = *due;
                     swept = true;
                 }
@@ -229,7 +230,8 @@ BOOST_AUTO_TEST_CASE(storm_ending_up_always_ends_with_a_sweep)
                 }
             }
         }
-        if (auto due = p.deadline(); due && p.on_deadline(PW_SM_MASTER, *due).action == Action::Sweep) {
+        if (auto due = p.deadline();
+            due && p.on_deadline(PW_SM_MASTER, *due).action == Action::Sweep) {
             last_sweep = *due;
             swept = true;
         }

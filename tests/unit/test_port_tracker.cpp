@@ -14,7 +14,7 @@ std::ostream &operator<<(std::ostream &os, Change c)
 {
     return os << change_name(c);
 }
-} // namespace portwatch
+}  // namespace portwatch
 
 namespace {
 
@@ -38,7 +38,7 @@ std::vector<Change> walk(std::initializer_list<PortSnapshot> states)
     return out;
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(port_tracker)
 
@@ -90,8 +90,7 @@ BOOST_AUTO_TEST_CASE(lid_and_sm_lid_changes_are_attributes)
 
 BOOST_AUTO_TEST_CASE(classify_covers_every_pair)
 {
-    const LinkState all[] = {LinkState::Down, LinkState::Init, LinkState::Armed,
-                             LinkState::Active};
+    const LinkState all[] = {LinkState::Down, LinkState::Init, LinkState::Armed, LinkState::Active};
     for (LinkState from : all) {
         for (LinkState to : all) {
             Change c = classify(at(from), at(to));

@@ -126,10 +126,11 @@ T lookup(const std::string &cmd, const std::string &what, const std::string &tex
 // command while exit() runs static destructors in the host.
 const std::map<std::string, ibv_port_state> &states()
 {
-    static const auto *table = new std::map<std::string, ibv_port_state>{{"down", IBV_PORT_DOWN},
-                                                                {"init", IBV_PORT_INIT},
-                                                                {"armed", IBV_PORT_ARMED},
-                                                                {"active", IBV_PORT_ACTIVE}};
+    static const auto *table =
+        new std::map<std::string, ibv_port_state>{{"down", IBV_PORT_DOWN},
+                                                  {"init", IBV_PORT_INIT},
+                                                  {"armed", IBV_PORT_ARMED},
+                                                  {"active", IBV_PORT_ACTIVE}};
     return *table;
 }
 
@@ -150,7 +151,7 @@ const std::map<std::string, uint8_t> &phys_names()
 const std::map<std::string, uint8_t> &links()
 {
     static const auto *table = new std::map<std::string, uint8_t>{{"ib", IBV_LINK_LAYER_INFINIBAND},
-                                                         {"eth", IBV_LINK_LAYER_ETHERNET}};
+                                                                  {"eth", IBV_LINK_LAYER_ETHERNET}};
     return *table;
 }
 
@@ -170,13 +171,14 @@ const std::map<std::string, ibv_event_type> &event_types()
 
 const std::map<std::string, Call> &calls()
 {
-    static const auto *table = new std::map<std::string, Call>{{"get_device_list", Call::get_device_list},
-                                                      {"open_device", Call::open_device},
-                                                      {"query_device", Call::query_device},
-                                                      {"query_port", Call::query_port},
-                                                      {"query_gid", Call::query_gid},
-                                                      {"query_pkey", Call::query_pkey},
-                                                      {"get_async_event", Call::get_async_event}};
+    static const auto *table =
+        new std::map<std::string, Call>{{"get_device_list", Call::get_device_list},
+                                        {"open_device", Call::open_device},
+                                        {"query_device", Call::query_device},
+                                        {"query_port", Call::query_port},
+                                        {"query_gid", Call::query_gid},
+                                        {"query_pkey", Call::query_pkey},
+                                        {"get_async_event", Call::get_async_event}};
     return *table;
 }
 
@@ -370,7 +372,7 @@ const std::map<std::string, std::function<Reply(const Args &)>> &commands()
     return *table;
 }
 
-} // namespace
+}  // namespace
 
 bool is_blank_command(std::string_view line)
 {
@@ -394,4 +396,4 @@ Reply run_command(std::string_view line)
     }
 }
 
-} // namespace vsim
+}  // namespace vsim

@@ -17,4 +17,4 @@ Reply run_command(std::string_view line);
 // True if the line holds nothing but whitespace and/or a comment.
 bool is_blank_command(std::string_view line);
 
-} // namespace vsim
+}  // namespace vsim

@@ -23,7 +23,7 @@ namespace {
 // status 1 (without running its atexit handlers, which never started).
 [[noreturn]] void setup_failed()
 {
-    std::fflush(stderr);
+    (void)std::fflush(stderr);
     _exit(1);
 }
 
@@ -31,7 +31,7 @@ void run_config(const char *path)
 {
     std::ifstream in(path);
     if (!in) {
-        std::fprintf(stderr, "vsim: VSIM_CONFIG=%s: cannot open the file\n", path);
+        (void)std::fprintf(stderr, "vsim: VSIM_CONFIG=%s: cannot open the file\n", path);
         setup_failed();
     }
     std::string line;
@@ -42,8 +42,8 @@ void run_config(const char *path)
             continue;
         vsim::Reply reply = vsim::run_command(line);
         if (!reply.ok) {
-            std::fprintf(stderr, "vsim: %s:%u: %s\nvsim: %s\n", path, number, line.c_str(),
-                         reply.line().c_str());
+            (void)std::fprintf(stderr, "vsim: %s:%u: %s\nvsim: %s\n", path, number, line.c_str(),
+                               reply.line().c_str());
             setup_failed();
         }
     }
@@ -51,18 +51,21 @@ void run_config(const char *path)
 
 __attribute__((constructor)) void vsim_start()
 {
+    // Read once, while the library loads, before any thread of ours exists.
+    // NOLINTNEXTLINE(concurrency-mt-unsafe)
     if (const char *config = std::getenv("VSIM_CONFIG"); config && *config)
         run_config(config);
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): as above
     if (const char *socket = std::getenv("VSIM_SOCKET"); socket && *socket) {
         std::string error = vsim::start_socket_server(socket);
         if (!error.empty()) {
-            std::fprintf(stderr, "vsim: VSIM_SOCKET=%s: %s\n", socket, error.c_str());
+            (void)std::fprintf(stderr, "vsim: VSIM_SOCKET=%s: %s\n", socket, error.c_str());
             setup_failed();
         }
     }
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int vsim_command(const char *line, char *reply, size_t reply_len)
 {
@@ -73,6 +76,6 @@ extern "C" int vsim_command(const char *line, char *reply, size_t reply_len)
         result = vsim::Reply::failure("out of memory");
     }
     if (reply && reply_len > 0)
-        std::snprintf(reply, reply_len, "%s", result.line().c_str());
+        (void)std::snprintf(reply, reply_len, "%s", result.line().c_str());
     return result.ok ? 0 : -1;
 }

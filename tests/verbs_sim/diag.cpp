@@ -14,11 +14,11 @@ void vreport(const char *prefix, const char *fmt, va_list ap)
 {
     // Build the whole line first so concurrent reports do not interleave.
     char msg[512];
-    std::vsnprintf(msg, sizeof msg, fmt, ap);
-    std::fprintf(stderr, "vsim: %s%s\n", prefix, msg);
+    (void)std::vsnprintf(msg, sizeof msg, fmt, ap);
+    (void)std::fprintf(stderr, "vsim: %s%s\n", prefix, msg);
 }
 
-} // namespace
+}  // namespace
 
 void caller_bug(const char *fmt, ...)
 {
@@ -46,4 +46,4 @@ void warn(const char *fmt, ...)
     va_end(ap);
 }
 
-} // namespace vsim
+}  // namespace vsim

@@ -4,7 +4,18 @@
 // so misuse of the verbs API ends the process loudly via caller_bug().
 #pragma once
 
+#include <string.h>
+
+#include <string>
+
 namespace vsim {
+
+// strerror() for any thread: the socket server runs beside the caller's.
+inline std::string errno_text(int err)
+{
+    char buf[128];
+    return ::strerror_r(err, buf, sizeof(buf));
+}
 
 // The caller broke the verbs API contract: print why, then abort().
 [[noreturn]] void caller_bug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -15,4 +26,4 @@ namespace vsim {
 // Something the real library tolerates but a test author wants to see.
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-} // namespace vsim
+}  // namespace vsim

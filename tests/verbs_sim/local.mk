@@ -37,6 +37,7 @@ EXTRA_tests_verbs_sim_libvsim_la_DEPENDENCIES = $(srcdir)/tests/verbs_sim/libvsi
 check_PROGRAMS += tests/verbs_sim/vsimctl
 tests_verbs_sim_vsimctl_SOURCES = \
 	tests/verbs_sim/vsimctl.cpp \
+	tests/verbs_sim/diag.hpp \
 	tests/verbs_sim/unique_fd.hpp
 
 # Self-test.  It calls the ordinary verbs API and is run by make check through

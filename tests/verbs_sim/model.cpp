@@ -22,16 +22,16 @@ Stats &Stats::operator+=(const Stats &o)
 std::string Stats::format() const
 {
     char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "opens=%llu closes=%llu open_contexts=%llu events_queued=%llu "
-                  "events_read=%llu acks=%llu unacked_at_close=%llu queries=%llu",
-                  static_cast<unsigned long long>(opens), static_cast<unsigned long long>(closes),
-                  static_cast<unsigned long long>(open_contexts),
-                  static_cast<unsigned long long>(events_queued),
-                  static_cast<unsigned long long>(events_read),
-                  static_cast<unsigned long long>(acks),
-                  static_cast<unsigned long long>(unacked_at_close),
-                  static_cast<unsigned long long>(queries));
+    (void)std::snprintf(
+        buf, sizeof buf,
+        "opens=%llu closes=%llu open_contexts=%llu events_queued=%llu "
+        "events_read=%llu acks=%llu unacked_at_close=%llu queries=%llu",
+        static_cast<unsigned long long>(opens), static_cast<unsigned long long>(closes),
+        static_cast<unsigned long long>(open_contexts),
+        static_cast<unsigned long long>(events_queued),
+        static_cast<unsigned long long>(events_read), static_cast<unsigned long long>(acks),
+        static_cast<unsigned long long>(unacked_at_close),
+        static_cast<unsigned long long>(queries));
     return buf;
 }
 
@@ -67,7 +67,8 @@ std::vector<ibv_event_type> state_change_events(Style style, ibv_port_state to)
         if (to == IBV_PORT_ACTIVE)
             return {IBV_EVENT_PORT_ACTIVE};
         return {};
-    case Style::mlx4: return {IBV_EVENT_PORT_ACTIVE};
+    case Style::mlx4:
+        return {IBV_EVENT_PORT_ACTIVE};
     case Style::rxe:
         if (to == IBV_PORT_ACTIVE)
             return {IBV_EVENT_PORT_ACTIVE, IBV_EVENT_PORT_ACTIVE};
@@ -94,11 +95,14 @@ uint8_t phys_state_for(ibv_port_state state)
 const char *style_name(Style style)
 {
     switch (style) {
-    case Style::mlx5: return "mlx5";
-    case Style::mlx4: return "mlx4";
-    case Style::rxe: return "rxe";
+    case Style::mlx5:
+        return "mlx5";
+    case Style::mlx4:
+        return "mlx4";
+    case Style::rxe:
+        return "rxe";
     }
     return "?";
 }
 
-} // namespace vsim
+}  // namespace vsim

@@ -26,7 +26,7 @@ struct Port {
     uint8_t phys_state = kPhysLinkUp;
     uint16_t lid = 0;
     uint16_t sm_lid = 0;
-    uint64_t guid = 0; // host byte order
+    uint64_t guid = 0;  // host byte order
     uint8_t link_layer = IBV_LINK_LAYER_INFINIBAND;
 };
 
@@ -42,13 +42,13 @@ struct Stats {
     uint64_t queries = 0;
 
     Stats &operator+=(const Stats &o);
-    std::string format() const; // "opens=N closes=N ..."
+    std::string format() const;  // "opens=N closes=N ..."
 };
 
 // One queued async event: what ibv_get_async_event will hand out.
 struct Event {
     ibv_event_type type;
-    int port; // 0 for device events
+    int port;  // 0 for device events
 };
 
 // Entry points that the `fail` command can make fail.
@@ -70,7 +70,7 @@ struct Reply {
 
     static Reply success(std::string data = {}) { return {true, std::move(data)}; }
     static Reply failure(std::string message) { return {false, std::move(message)}; }
-    std::string line() const; // single line, no trailing newline
+    std::string line() const;  // single line, no trailing newline
 };
 
 // Parsed `add` command.
@@ -100,4 +100,4 @@ bool style_supports_state(Style style, ibv_port_state state);
 uint8_t phys_state_for(ibv_port_state state);
 const char *style_name(Style style);
 
-} // namespace vsim
+}  // namespace vsim

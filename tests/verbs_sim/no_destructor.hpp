@@ -21,10 +21,10 @@ union NoDestructor {
     explicit NoDestructor(Args &&...args) : value(std::forward<Args>(args)...)
     {
     }
-    ~NoDestructor() {} // intentionally does not destroy value
+    ~NoDestructor() {}  // intentionally does not destroy value
 
     NoDestructor(const NoDestructor &) = delete;
     NoDestructor &operator=(const NoDestructor &) = delete;
 };
 
-} // namespace vsim
+}  // namespace vsim

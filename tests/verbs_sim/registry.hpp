@@ -33,14 +33,14 @@ namespace vsim {
 // struct ibv_device pointer ever handed out stays a valid address; validity
 // in the API sense is checked separately (see device_usable()).
 struct Device {
-    ibv_device ibdev{}; // what callers see
+    ibv_device ibdev{};  // what callers see
     std::string name;
-    uint64_t node_guid = 0; // host byte order
+    uint64_t node_guid = 0;  // host byte order
     Style style = Style::mlx5;
-    std::vector<Port> ports; // ports[0] is port 1
-    bool present = true;     // false once removed
-    unsigned epoch = 0;      // `reset` generation the device belongs to
-    int list_refs = 0;       // live ibv_get_device_list() arrays holding it
+    std::vector<Port> ports;  // ports[0] is port 1
+    bool present = true;      // false once removed
+    unsigned epoch = 0;       // `reset` generation the device belongs to
+    int list_refs = 0;        // live ibv_get_device_list() arrays holding it
     Stats stats;
 };
 
@@ -51,15 +51,15 @@ struct Context {
     Context(const Context &) = delete;
     Context &operator=(const Context &) = delete;
 
-    ibv_context ibctx{}; // what callers see
+    ibv_context ibctx{};  // what callers see
     uint64_t id = 0;
     Device *dev = nullptr;
-    UniqueFd async_fd;         // owns the number stored in ibctx.async_fd
-    UniqueFd writer;           // write end of the event pipe, one byte per event
-    std::deque<Event> queue;   // parallel to the bytes in the pipe
-    bool dead = false;         // fatal or removed: queries fail, no new events
-    bool removed = false;      // device gone: EIO once the queue is drained
-    bool disconnected = false; // async_fd now refers to the error pipe
+    UniqueFd async_fd;          // owns the number stored in ibctx.async_fd
+    UniqueFd writer;            // write end of the event pipe, one byte per event
+    std::deque<Event> queue;    // parallel to the bytes in the pipe
+    bool dead = false;          // fatal or removed: queries fail, no new events
+    bool removed = false;       // device gone: EIO once the queue is drained
+    bool disconnected = false;  // async_fd now refers to the error pipe
 };
 
 class Registry {
@@ -129,19 +129,19 @@ private:
     };
 
     std::mutex mu_;
-    std::condition_variable changed_;                // contexts opened/closed/died
-    std::vector<std::unique_ptr<Device>> devices_;   // never shrinks
-    std::vector<std::unique_ptr<Context>> contexts_; // open contexts
+    std::condition_variable changed_;                 // contexts opened/closed/died
+    std::vector<std::unique_ptr<Device>> devices_;    // never shrinks
+    std::vector<std::unique_ptr<Context>> contexts_;  // open contexts
     std::map<ibv_device **, std::vector<Device *>> lists_;
     std::deque<Delivered> unacked_;
     std::array<Fault, kCallCount> faults_{};
     std::array<Delay, kCallCount> delays_{};
     unsigned epoch_ = 0;
-    int64_t last_event_ns_ = 0; // CLOCK_MONOTONIC when an event was last queued
+    int64_t last_event_ns_ = 0;  // CLOCK_MONOTONIC when an event was last queued
     uint64_t next_context_id_ = 1;
     unsigned next_uverbs_ = 0;
     unsigned next_lid_ = 1;
     uint64_t next_guid_ = 1;
 };
 
-} // namespace vsim
+}  // namespace vsim

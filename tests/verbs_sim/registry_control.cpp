@@ -126,4 +126,4 @@ Reply Registry::reset()
     return Reply::success();
 }
 
-} // namespace vsim
+}  // namespace vsim

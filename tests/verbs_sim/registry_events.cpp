@@ -28,7 +28,7 @@ std::string port_range_error(const char *cmd, const Device &dev, int port)
            std::to_string(dev.ports.size()) + ", not " + std::to_string(port);
 }
 
-} // namespace
+}  // namespace
 
 void Registry::queue_event(Device &dev, Event ev)
 {
@@ -66,10 +66,10 @@ void Registry::disconnect(Context &ctx)
 {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
-        sim_failure("pipe2 for a disassociated context: %s", std::strerror(errno));
+        sim_failure("pipe2 for a disassociated context: %s", errno_text(errno).c_str());
     ::close(fds[0]);
     if (::dup3(fds[1], ctx.async_fd.get(), O_CLOEXEC) < 0)
-        sim_failure("dup3 onto async_fd %d: %s", ctx.async_fd.get(), std::strerror(errno));
+        sim_failure("dup3 onto async_fd %d: %s", ctx.async_fd.get(), errno_text(errno).c_str());
     ::close(fds[1]);
     ctx.writer.reset();
     ctx.queue.clear();
@@ -213,6 +213,7 @@ int Registry::get_async_event(ibv_context *context, ibv_async_event *event)
         caller_bug("ibv_get_async_event: context %p was closed while a thread was waiting "
                    "in ibv_get_async_event() on it",
                    static_cast<void *>(context));
+    // cppcheck-suppress nullPointerRedundantCheck ; caller_bug() does not return
     if (ctx->disconnected || n == 0) {
         // Removal happened while we were reading: the fd number now holds
         // the error pipe (EBADF on read) or the old pipe hit end-of-file.
@@ -234,7 +235,7 @@ int Registry::get_async_event(ibv_context *context, ibv_async_event *event)
     ctx->dev->stats.events_read++;
     unacked_.push_back(Delivered{ctx->id, ctx->dev, ev});
     if (ctx->removed && ctx->queue.empty())
-        disconnect(*ctx); // last event of a removed device read: now POLLERR/EIO
+        disconnect(*ctx);  // last event of a removed device read: now POLLERR/EIO
     return 0;
 }
 
@@ -260,4 +261,4 @@ void Registry::ack_async_event(const ibv_async_event *event)
     unacked_.erase(it);
 }
 
-} // namespace vsim
+}  // namespace vsim

@@ -39,14 +39,17 @@ bool valid_port(const Device &dev, uint8_t port_num)
 uint32_t vendor_part_id(Style style)
 {
     switch (style) {
-    case Style::mlx5: return 4123; // ConnectX-6
-    case Style::mlx4: return 4099; // ConnectX-3
-    case Style::rxe: return 0;
+    case Style::mlx5:
+        return 4123;  // ConnectX-6
+    case Style::mlx4:
+        return 4099;  // ConnectX-3
+    case Style::rxe:
+        return 0;
     }
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 // Every query counts, including the failing ones: tests use the counter to
 // see that the plugin re-reads the port after an event.
@@ -70,7 +73,7 @@ int Registry::query_device(ibv_context *context, ibv_device_attr *attr)
     const Device &dev = *ctx.dev;
     ibv_device_attr a;
     std::memset(&a, 0, sizeof a);
-    std::snprintf(a.fw_ver, sizeof a.fw_ver, "vsim");
+    (void)std::snprintf(a.fw_ver, sizeof a.fw_ver, "vsim");
     a.node_guid = htobe64(dev.node_guid);
     a.sys_image_guid = htobe64(dev.node_guid);
     a.max_mr_size = ~0ULL;
@@ -120,8 +123,8 @@ int Registry::query_port(ibv_context *context, uint8_t port_num, ibv_port_attr *
     a.sm_lid = p.sm_lid;
     a.max_vl_num = eth ? 1 : 4;
     a.subnet_timeout = 18;
-    a.active_width = 2;  // 4x
-    a.active_speed = 32; // EDR
+    a.active_width = 2;   // 4x
+    a.active_speed = 32;  // EDR
     a.phys_state = p.phys_state;
     a.link_layer = p.link_layer;
     // The exported symbol gets a struct _compat_ibv_port_attr *, but the only
@@ -168,4 +171,4 @@ int Registry::query_pkey(ibv_context *context, uint8_t port_num, int index, __be
     return 0;
 }
 
-} // namespace vsim
+}  // namespace vsim

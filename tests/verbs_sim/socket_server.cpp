@@ -92,7 +92,7 @@ bool send_all(int fd, const std::string &data)
 
 struct Client {
     UniqueFd fd;
-    std::string pending; // bytes received after the last complete line
+    std::string pending;  // bytes received after the last complete line
 };
 
 // Reads what is available and answers every complete line.  Returns false
@@ -132,7 +132,7 @@ void serve(UniqueFd listener)
         if (::poll(fds.data(), fds.size(), -1) < 0) {
             if (errno == EINTR)
                 continue;
-            warn("control socket: poll: %s; control socket stops", std::strerror(errno));
+            warn("control socket: poll: %s; control socket stops", errno_text(errno).c_str());
             return;
         }
         // Serve existing clients first: fds[i + 1] belongs to clients[i].
@@ -147,7 +147,7 @@ void serve(UniqueFd listener)
     }
 }
 
-} // namespace
+}  // namespace
 
 std::string start_socket_server(const std::string &path)
 {
@@ -164,16 +164,16 @@ std::string start_socket_server(const std::string &path)
                  path.c_str());
             return {};
         }
-        ::unlink(path.c_str()); // stale, left by a process that died
+        ::unlink(path.c_str());  // stale, left by a process that died
     }
 
     UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!listener)
-        return std::string("socket: ") + std::strerror(errno);
+        return std::string("socket: ") + errno_text(errno);
     if (::bind(listener.get(), reinterpret_cast<const sockaddr *>(&addr), sizeof addr) != 0)
-        return std::string("bind: ") + std::strerror(errno);
+        return std::string("bind: ") + errno_text(errno);
     if (::listen(listener.get(), 16) != 0 || ::stat(path.c_str(), &st) != 0)
-        return std::string("listen: ") + std::strerror(errno);
+        return std::string("listen: ") + errno_text(errno);
     socket_file().own(path, ::getpid(), st);
 
     // The host process (opensm) owns signal handling; a helper thread that
@@ -192,4 +192,4 @@ std::string start_socket_server(const std::string &path)
     return error;
 }
 
-} // namespace vsim
+}  // namespace vsim

@@ -13,4 +13,4 @@ namespace vsim {
 // and returns success without serving, rather than stealing the socket.
 std::string start_socket_server(const std::string &path);
 
-} // namespace vsim
+}  // namespace vsim

@@ -36,7 +36,7 @@ vsim_command_fn command_fn()
     return fn;
 }
 
-} // namespace
+}  // namespace
 
 std::string command(const std::string &line)
 {
@@ -205,7 +205,7 @@ void collect(int out_fd, int err_fd, Outcome &result)
     }
 }
 
-} // namespace
+}  // namespace
 
 Outcome run(const std::vector<std::string> &argv, const std::vector<std::string> &env, int stdin_fd)
 {
@@ -241,7 +241,7 @@ Outcome in_child(const std::function<void()> &body)
     BOOST_REQUIRE(pid >= 0);
     if (pid == 0) {
         rlimit no_core{0, 0};
-        setrlimit(RLIMIT_CORE, &no_core); // an expected abort() must not leave core files
+        setrlimit(RLIMIT_CORE, &no_core);  // an expected abort() must not leave core files
         // Boost.Test catches SIGABRT to report it and carry on with the next
         // test case: in the child that would run the rest of the suite.
         for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL})
@@ -312,4 +312,4 @@ bool wait_for_path(const std::string &path, int timeout_ms)
     return true;
 }
 
-} // namespace vt
+}  // namespace vt

@@ -16,9 +16,9 @@
 namespace vt {
 
 // --- control ---------------------------------------------------------------
-std::string command(const std::string &line); // reply line; fails the test if not preloaded
-void ok(const std::string &line);             // requires an "ok" reply
-std::string error(const std::string &line);   // requires an "error" reply, returns it
+std::string command(const std::string &line);  // reply line; fails the test if not preloaded
+void ok(const std::string &line);              // requires an "ok" reply
+std::string error(const std::string &line);    // requires an "error" reply, returns it
 std::map<std::string, unsigned long long> stats(const std::string &name = "");
 // Without test assertions, for forked children: 0 ok, -1 error reply.
 int raw_command(const std::string &line);
@@ -34,14 +34,14 @@ struct FreeList {
 };
 using DeviceList = std::unique_ptr<ibv_device *, FreeList>;
 DeviceList device_list(int *num = nullptr);
-ibv_device *find_device(const DeviceList &list, const std::string &name); // nullptr if absent
+ibv_device *find_device(const DeviceList &list, const std::string &name);  // nullptr if absent
 std::vector<std::string> device_names();
 
 struct CloseContext {
     void operator()(ibv_context *ctx) const { ibv_close_device(ctx); }
 };
 using ContextPtr = std::unique_ptr<ibv_context, CloseContext>;
-ContextPtr open(const std::string &name); // requires success; async fd left blocking
+ContextPtr open(const std::string &name);  // requires success; async fd left blocking
 
 // --- events ----------------------------------------------------------------
 struct Ev {
@@ -53,14 +53,14 @@ std::ostream &operator<<(std::ostream &os, const Ev &ev);
 using Evs = std::vector<Ev>;
 
 void set_nonblocking(int fd);
-short poll_revents(int fd, int timeout_ms); // 0 on timeout
+short poll_revents(int fd, int timeout_ms);  // 0 on timeout
 // Sets the async fd non-blocking, then reads and acks events until a read
 // fails.  The failure must be EAGAIN unless `last_errno` is given to receive it.
 Evs drain(ibv_context *ctx, int *last_errno = nullptr);
 
 // --- processes -------------------------------------------------------------
 struct Outcome {
-    int status = -1; // exit status, or 128 + signal
+    int status = -1;  // exit status, or 128 + signal
     std::string out;
     std::string err;
 };
@@ -71,8 +71,8 @@ Outcome run(const std::vector<std::string> &argv, const std::vector<std::string>
 // `body` must not use test assertions: they would report from the child.
 Outcome in_child(const std::function<void()> &body);
 
-std::string libvsim_path(); // the preloaded library, as loaded
-std::string vsimctl_path(); // next to this test program (or $VSIMCTL)
+std::string libvsim_path();  // the preloaded library, as loaded
+std::string vsimctl_path();  // next to this test program (or $VSIMCTL)
 
 // A private directory, removed with its contents at scope exit.
 class TempDir {
@@ -91,4 +91,4 @@ private:
 void write_file(const std::string &path, const std::string &text);
 bool wait_for_path(const std::string &path, int timeout_ms);
 
-} // namespace vt
+}  // namespace vt

@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE(no_devices_is_an_empty_array_not_null)
     DeviceList list = device_list(&num);
     BOOST_TEST(num == 0);
     BOOST_TEST(list.get()[0] == nullptr);
-    DeviceList again = device_list(nullptr); // num_devices is optional
+    DeviceList again = device_list(nullptr);  // num_devices is optional
     BOOST_TEST(again.get()[0] == nullptr);
 }
 
@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(open_gives_a_plain_context_with_a_blocking_async_fd)
     ibv_context *ctx = ibv_open_device(dev);
     BOOST_REQUIRE(ctx);
     BOOST_TEST(ctx->device == dev);
-    BOOST_TEST(ctx->abi_compat == nullptr); // not extended: inline wrappers use the plain symbols
+    BOOST_TEST(ctx->abi_compat == nullptr);  // not extended: inline wrappers use the plain symbols
     BOOST_TEST(ctx->num_comp_vectors == 1);
     int fd = ctx->async_fd;
     BOOST_TEST((fcntl(fd, F_GETFL) & O_NONBLOCK) == 0);
@@ -112,7 +112,7 @@ BOOST_AUTO_TEST_CASE(open_gives_a_plain_context_with_a_blocking_async_fd)
     BOOST_TEST(stats("mlx5_0")["open_contexts"] == 1u);
 
     BOOST_TEST(ibv_close_device(ctx) == 0);
-    BOOST_TEST(fcntl(fd, F_GETFD) == -1); // the fd went away with the context
+    BOOST_TEST(fcntl(fd, F_GETFD) == -1);  // the fd went away with the context
     BOOST_TEST(errno == EBADF);
     BOOST_TEST(stats("mlx5_0")["closes"] == 1u);
     BOOST_TEST(stats("mlx5_0")["open_contexts"] == 0u);
@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(query_port_through_the_inline_wrapper)
     BOOST_TEST(attr.state == IBV_PORT_ACTIVE);
     BOOST_TEST(attr.phys_state == 5);
     BOOST_TEST(attr.lid == 7);
-    BOOST_TEST(attr.sm_lid == 7); // the SM runs here: its LID is our own
+    BOOST_TEST(attr.sm_lid == 7);  // the SM runs here: its LID is our own
     BOOST_TEST(attr.link_layer == IBV_LINK_LAYER_INFINIBAND);
     BOOST_TEST(attr.active_mtu == IBV_MTU_4096);
     BOOST_TEST(attr.gid_tbl_len > 0);
@@ -177,7 +177,7 @@ BOOST_AUTO_TEST_CASE(gid0_is_link_local_prefix_plus_port_guid)
     ibv_gid gid;
     BOOST_REQUIRE(ibv_query_gid(ctx.get(), 2, 0, &gid) == 0);
     BOOST_TEST(gid.global.subnet_prefix == htobe64(0xfe80000000000000ULL));
-    BOOST_TEST(gid.global.interface_id == htobe64(0x0002c90300001002ULL)); // node guid + port
+    BOOST_TEST(gid.global.interface_id == htobe64(0x0002c90300001002ULL));  // node guid + port
     BOOST_TEST(gid.raw[0] == 0xfe);
     BOOST_TEST(gid.raw[1] == 0x80);
 

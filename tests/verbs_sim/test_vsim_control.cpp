@@ -111,7 +111,7 @@ std::string sig_blocked_mask(pid_t pid, pid_t tid)
     return {};
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(control, ResetFixture)
 
@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(comments_and_reply_format)
         dlsym(RTLD_DEFAULT, "vsim_command"));
     BOOST_REQUIRE(fn);
     BOOST_TEST(fn("stats", small, sizeof small) == 0);
-    BOOST_TEST(std::string(small) == "ok open"); // truncated, still terminated
+    BOOST_TEST(std::string(small) == "ok open");  // truncated, still terminated
     BOOST_TEST(fn("nonsense", nullptr, 0) == -1);
     BOOST_TEST(fn(nullptr, nullptr, 0) == -1);
 }
@@ -172,9 +172,9 @@ BOOST_AUTO_TEST_CASE(reset_removes_everything)
     BOOST_TEST(device_names().empty());
     BOOST_TEST(stats()["opens"] == 0u);
     ibv_port_attr attr;
-    BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == EIO); // left-over context is dead
+    BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == EIO);  // left-over context is dead
     ok("add a");
-    ContextPtr fresh = open("a"); // the fault was disarmed too
+    ContextPtr fresh = open("a");  // the fault was disarmed too
 }
 
 BOOST_AUTO_TEST_CASE(socket_config_and_vsimctl)
@@ -200,7 +200,7 @@ BOOST_AUTO_TEST_CASE(socket_config_and_vsimctl)
     BOOST_TEST(r.out.find("error add: a device named 'sock1' already exists") == 0u, r.out);
     r = vsimctl({"-s", sock, "wait-open", "sock0", "timeout_ms=20"});
     BOOST_TEST(r.status == 1);
-    r = run({vsimctl_path(), "stats"}, {"VSIM_SOCKET=" + sock}); // socket from the environment
+    r = run({vsimctl_path(), "stats"}, {"VSIM_SOCKET=" + sock});  // socket from the environment
     BOOST_TEST(r.status == 0, r.err);
 
     // Several commands on one connection, one reply line each.
@@ -243,7 +243,7 @@ BOOST_AUTO_TEST_CASE(socket_config_and_vsimctl)
     BOOST_TEST(saw_thread);
 
     BOOST_TEST(host.finish() == 0);
-    BOOST_TEST(!std::filesystem::exists(sock)); // removed at exit
+    BOOST_TEST(!std::filesystem::exists(sock));  // removed at exit
     r = vsimctl({"-s", sock, "stats"});
     BOOST_TEST(r.status == 2);
 }
@@ -291,7 +291,7 @@ BOOST_AUTO_TEST_CASE(vsimctl_without_a_server_exits_2)
     Outcome r = vsimctl({"-s", dir.file("nobody.sock"), "stats"});
     BOOST_TEST(r.status == 2);
     BOOST_TEST(r.err.find("cannot connect") != std::string::npos, r.err);
-    r = vsimctl({"stats"}); // no -s, no VSIM_SOCKET
+    r = vsimctl({"stats"});  // no -s, no VSIM_SOCKET
     BOOST_TEST(r.status == 2);
     r = vsimctl({});
     BOOST_TEST(r.status == 2);

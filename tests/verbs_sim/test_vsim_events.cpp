@@ -34,7 +34,7 @@ Evs after(ibv_context *ctx, const std::string &dev, const std::string &state)
     return drain(ctx);
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(events, ResetFixture)
 
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(an_event_makes_the_fd_readable_until_it_is_read)
     BOOST_TEST(poll_revents(ctx->async_fd, 1000) == POLLIN);
 
     ibv_async_event ev;
-    BOOST_REQUIRE(ibv_get_async_event(ctx.get(), &ev) == 0); // blocking fd, but an event is there
+    BOOST_REQUIRE(ibv_get_async_event(ctx.get(), &ev) == 0);  // blocking fd, but an event is there
     BOOST_TEST(ev.event_type == IBV_EVENT_PORT_ERR);
     BOOST_TEST(ev.element.port_num == 2);
     ibv_ack_async_event(&ev);
@@ -85,7 +85,7 @@ BOOST_AUTO_TEST_CASE(last_event_gives_the_monotonic_time_an_event_was_queued)
     long long t = reported();
     BOOST_TEST(t >= before);
     BOOST_TEST(t <= after);
-    ok("port mlx5_0 1 state=active quiet"); // no event: the time stays
+    ok("port mlx5_0 1 state=active quiet");  // no event: the time stays
     BOOST_TEST(reported() == t);
     drain(ctx.get());
 }
@@ -111,7 +111,7 @@ BOOST_AUTO_TEST_CASE(raw_events_do_not_change_state)
                (Evs{Ev{IBV_EVENT_CLIENT_REREGISTER, 1}, Ev{IBV_EVENT_PKEY_CHANGE, 1},
                     Ev{IBV_EVENT_DEVICE_FATAL, 0}}));
     ibv_port_attr attr;
-    BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == 0); // a raw fatal event kills nothing
+    BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == 0);  // a raw fatal event kills nothing
     BOOST_TEST(attr.state == IBV_PORT_ACTIVE);
     error("event mlx5_0 0 port_err");
     error("event mlx5_0 1 device_fatal");
@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(mlx5_bounce)
     ok("add mlx5_0");
     ContextPtr ctx = open("mlx5_0");
     BOOST_TEST(after(ctx.get(), "mlx5_0", "down") == (Evs{port_err()}));
-    BOOST_TEST(after(ctx.get(), "mlx5_0", "init") == (Evs{port_err()})); // yes, ERR on the way up
+    BOOST_TEST(after(ctx.get(), "mlx5_0", "init") == (Evs{port_err()}));  // yes, ERR on the way up
     BOOST_TEST(after(ctx.get(), "mlx5_0", "armed") == (Evs{}));
     BOOST_TEST(after(ctx.get(), "mlx5_0", "active") == (Evs{port_active()}));
 }
@@ -153,9 +153,9 @@ BOOST_AUTO_TEST_CASE(no_event_without_a_change_or_when_quiet)
 {
     ok("add mlx5_0");
     ContextPtr ctx = open("mlx5_0");
-    BOOST_TEST(after(ctx.get(), "mlx5_0", "active") == (Evs{})); // already active
+    BOOST_TEST(after(ctx.get(), "mlx5_0", "active") == (Evs{}));  // already active
 
-    ok("port mlx5_0 1 state=down quiet"); // the event is lost, the change is not
+    ok("port mlx5_0 1 state=down quiet");  // the event is lost, the change is not
     BOOST_TEST(drain(ctx.get()) == (Evs{}));
     ibv_port_attr attr;
     BOOST_REQUIRE(ibv_query_port(ctx.get(), 1, &attr) == 0);
@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(lid_sm_lid_and_guid_changes)
 {
     ok("add mlx5_0 lid=5");
     ContextPtr ctx = open("mlx5_0");
-    ok("port mlx5_0 1 lid=5 sm_lid=5"); // unchanged: nothing
+    ok("port mlx5_0 1 lid=5 sm_lid=5");  // unchanged: nothing
     BOOST_TEST(drain(ctx.get()) == (Evs{}));
     ok("port mlx5_0 1 lid=9 sm_lid=3 guid=0x1122334455667788");
     BOOST_TEST(drain(ctx.get()) == (Evs{Ev{IBV_EVENT_LID_CHANGE, 1}, Ev{IBV_EVENT_SM_CHANGE, 1},
@@ -200,7 +200,7 @@ BOOST_AUTO_TEST_CASE(lid_sm_lid_and_guid_changes)
     BOOST_TEST(attr.lid == 9);
     BOOST_TEST(attr.sm_lid == 3);
 
-    ok("port mlx5_0 1 state=down lid=0"); // state event first, then the LID one
+    ok("port mlx5_0 1 state=down lid=0");  // state event first, then the LID one
     BOOST_TEST(drain(ctx.get()) == (Evs{port_err(), Ev{IBV_EVENT_LID_CHANGE, 1}}));
 }
 
@@ -210,7 +210,7 @@ BOOST_AUTO_TEST_CASE(a_blocking_reader_wakes_up_on_an_event)
     ContextPtr ctx = open("mlx5_0");
     auto reader = std::async(std::launch::async, [&] {
         ibv_async_event ev;
-        int rc = ibv_get_async_event(ctx.get(), &ev); // blocks: the fd is blocking
+        int rc = ibv_get_async_event(ctx.get(), &ev);  // blocks: the fd is blocking
         if (rc == 0)
             ibv_ack_async_event(&ev);
         return rc == 0 ? Ev{ev.event_type, ev.element.port_num} : Ev{IBV_EVENT_WQ_FATAL, -1};
@@ -227,11 +227,11 @@ BOOST_AUTO_TEST_CASE(acks_are_counted_and_unacked_events_reported_at_close)
     ContextPtr ctx = open("mlx5_0");
     ok("event mlx5_0 1 port_err");
     ok("event mlx5_0 1 port_active");
-    BOOST_TEST(drain(ctx.get()).size() == 2u); // drain() acks each event
+    BOOST_TEST(drain(ctx.get()).size() == 2u);  // drain() acks each event
     ok("event mlx5_0 1 lid_change");
     ibv_async_event ev;
-    BOOST_REQUIRE(ibv_get_async_event(ctx.get(), &ev) == 0); // delivered, not acked
-    ctx.reset();                                             // warns on stderr
+    BOOST_REQUIRE(ibv_get_async_event(ctx.get(), &ev) == 0);  // delivered, not acked
+    ctx.reset();                                              // warns on stderr
     auto s = stats("mlx5_0");
     BOOST_TEST(s["events_queued"] == 3u);
     BOOST_TEST(s["events_read"] == 3u);
@@ -251,7 +251,7 @@ BOOST_AUTO_TEST_CASE(acking_more_than_was_delivered_aborts)
         if (ibv_get_async_event(ctx, &ev) != 0)
             _exit(3);
         ibv_ack_async_event(&ev);
-        ibv_ack_async_event(&ev); // second ack: must abort
+        ibv_ack_async_event(&ev);  // second ack: must abort
     });
     BOOST_TEST(child.status == 128 + SIGABRT);
     BOOST_TEST(child.err.find("ibv_ack_async_event") != std::string::npos, child.err);

@@ -35,7 +35,7 @@ int get_event_errno(ibv_context *ctx)
     return errno;
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(lifecycle, ResetFixture)
 
@@ -52,11 +52,11 @@ BOOST_AUTO_TEST_CASE(removal_gives_device_fatal_then_pollerr_and_eio)
     BOOST_TEST(poll_revents(ctx->async_fd, 1000) == POLLIN);
     int last_errno = 0;
     BOOST_TEST(drain(ctx.get(), &last_errno) == (Evs{Ev{IBV_EVENT_DEVICE_FATAL, 0}}));
-    BOOST_TEST(last_errno == EIO); // right after the last queued event
+    BOOST_TEST(last_errno == EIO);  // right after the last queued event
 
     BOOST_TEST((poll_revents(ctx->async_fd, 1000) & POLLERR) != 0);
     BOOST_TEST(get_event_errno(ctx.get()) == EIO);
-    BOOST_TEST(get_event_errno(ctx.get()) == EIO); // and stays so
+    BOOST_TEST(get_event_errno(ctx.get()) == EIO);  // and stays so
 
     ibv_port_attr attr;
     BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == EIO);
@@ -78,7 +78,7 @@ BOOST_AUTO_TEST_CASE(removal_gives_device_fatal_then_pollerr_and_eio)
 BOOST_AUTO_TEST_CASE(abrupt_removal_wakes_a_blocked_reader_with_eio)
 {
     ok("add mlx5_0");
-    ContextPtr ctx = open("mlx5_0"); // blocking fd
+    ContextPtr ctx = open("mlx5_0");  // blocking fd
     auto reader = std::async(std::launch::async, [&] { return get_event_errno(ctx.get()); });
     BOOST_TEST((reader.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout));
     ok("remove mlx5_0 abrupt");
@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(old_device_pointer_gives_enodev_and_readding_makes_a_new_de
     errno = 0;
     BOOST_TEST(ibv_open_device(old_dev) == nullptr);
     BOOST_TEST(errno == ENODEV);
-    BOOST_TEST(std::string(ibv_get_device_name(old_dev)) == "mlx5_0"); // still a valid object
+    BOOST_TEST(std::string(ibv_get_device_name(old_dev)) == "mlx5_0");  // still a valid object
     error("remove mlx5_0");
 
     ok("add mlx5_0");
@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(old_device_pointer_gives_enodev_and_readding_makes_a_new_de
     BOOST_TEST(fresh->device != old_dev);
     ibv_port_attr attr;
     BOOST_TEST(ibv_query_port(fresh.get(), 1, &attr) == 0);
-    BOOST_TEST(ibv_query_port(old_ctx.get(), 1, &attr) == EIO); // old context stays dead
+    BOOST_TEST(ibv_query_port(old_ctx.get(), 1, &attr) == EIO);  // old context stays dead
     ok("port mlx5_0 1 state=down");
     BOOST_TEST(drain(fresh.get()) == (Evs{Ev{IBV_EVENT_PORT_ERR, 1}}));
 }
@@ -138,8 +138,8 @@ BOOST_AUTO_TEST_CASE(fatal_gives_device_fatal_then_eio_and_reopen_works)
     ibv_port_attr attr;
     BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == EIO);
     ok("port mlx5_0 1 state=down");
-    BOOST_TEST(drain(ctx.get()) == (Evs{})); // a dead context gets nothing more
-    BOOST_TEST(listed("mlx5_0"));            // the device itself is still there
+    BOOST_TEST(drain(ctx.get()) == (Evs{}));  // a dead context gets nothing more
+    BOOST_TEST(listed("mlx5_0"));             // the device itself is still there
 
     ContextPtr fresh = open("mlx5_0");
     BOOST_REQUIRE(ibv_query_port(fresh.get(), 1, &attr) == 0);
@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(fault_injection)
 
     ibv_port_attr attr;
     ok("fail query_port");
-    BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == EIO); // default errno EIO, count 1
+    BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == EIO);  // default errno EIO, count 1
     BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == 0);
 
     ibv_gid gid;
@@ -190,7 +190,7 @@ BOOST_AUTO_TEST_CASE(fault_injection)
     BOOST_TEST(drain(ctx.get()) == (Evs{Ev{IBV_EVENT_PORT_ERR, 1}}));
 
     ok("fail query_port count=5");
-    ok("fail query_port count=0"); // disarms
+    ok("fail query_port count=0");  // disarms
     BOOST_TEST(ibv_query_port(ctx.get(), 1, &attr) == 0);
 }
 
@@ -208,7 +208,9 @@ BOOST_AUTO_TEST_CASE(delays)
     int other_rc = -1;
     std::thread other([&] { other_rc = raw_command("stats"); });
     ContextPtr ctx(ibv_open_device(dev));
-    auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+    auto ms = [](auto d) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    };
     long long slow = ms(std::chrono::steady_clock::now() - t0);
     other.join();
     BOOST_TEST(other_rc == 0);
@@ -243,7 +245,7 @@ BOOST_AUTO_TEST_CASE(wait_open_and_wait_closed)
     BOOST_REQUIRE(ctx);
     error("wait-closed mlx5_0 timeout_ms=50");
 
-    ok("fatal mlx5_0"); // a dead context is not "live" but still open
+    ok("fatal mlx5_0");  // a dead context is not "live" but still open
     error("wait-open mlx5_0 timeout_ms=50");
     error("wait-closed mlx5_0 timeout_ms=50");
     drain(ctx.get());
@@ -276,7 +278,7 @@ BOOST_AUTO_TEST_CASE(stats_per_device_and_totals)
     BOOST_TEST(total["queries"] == 1u);
     error("stats nosuch");
 
-    ok("remove a"); // stats of a removed device stay readable
+    ok("remove a");  // stats of a removed device stay readable
     BOOST_TEST(stats("a")["opens"] == 1u);
     drain(b1.get());
 }

@@ -37,7 +37,7 @@ R guarded(const char *what, R on_bad_alloc, F &&body) noexcept
     }
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -115,4 +115,4 @@ void ibv_ack_async_event(struct ibv_async_event *event)
     Registry::instance().ack_async_event(event);
 }
 
-} // extern "C"
+}  // extern "C"

@@ -12,6 +12,7 @@
 //
 // Run it WITHOUT libvsim preloaded: the library would otherwise start up in
 // vsimctl's own process too (VSIM_CONFIG would run again, for one thing).
+#include "diag.hpp"
 #include "unique_fd.hpp"
 
 #include <sys/socket.h>
@@ -34,14 +35,14 @@ constexpr long kDefaultTimeoutSec = 30;
 
 int usage()
 {
-    std::fprintf(stderr, "usage: vsimctl [-s SOCKET] [-t SECONDS] COMMAND WORD...\n"
-                         "  SOCKET defaults to $VSIM_SOCKET; SECONDS defaults to 30\n");
+    (void)std::fprintf(stderr, "usage: vsimctl [-s SOCKET] [-t SECONDS] COMMAND WORD...\n"
+                               "  SOCKET defaults to $VSIM_SOCKET; SECONDS defaults to 30\n");
     return kExitNoContact;
 }
 
 int no_contact(const std::string &what)
 {
-    std::fprintf(stderr, "vsimctl: %s\n", what.c_str());
+    (void)std::fprintf(stderr, "vsimctl: %s\n", what.c_str());
     return kExitNoContact;
 }
 
@@ -58,19 +59,25 @@ long timeout_for(const std::string &command)
     return seconds;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv)
 {
-    const char *env_socket = std::getenv("VSIM_SOCKET");
+    // vsimctl has one thread: getenv() and getopt() cannot race.
+    const char *env_socket = std::getenv("VSIM_SOCKET");  // NOLINT(concurrency-mt-unsafe)
     std::string path = env_socket ? env_socket : "";
     long timeout = -1;
     int opt;
-    while ((opt = ::getopt(argc, argv, "+s:t:h")) != -1) {
+    while ((opt = ::getopt(argc, argv, "+s:t:h")) != -1) {  // NOLINT(concurrency-mt-unsafe)
         switch (opt) {
-        case 's': path = optarg; break;
-        case 't': timeout = std::strtol(optarg, nullptr, 10); break;
-        default: return usage();
+        case 's':
+            path = optarg;
+            break;
+        case 't':
+            timeout = std::strtol(optarg, nullptr, 10);
+            break;
+        default:
+            return usage();
         }
     }
     if (optind >= argc)
@@ -91,18 +98,18 @@ int main(int argc, char **argv)
 
     vsim::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd)
-        return no_contact(std::string("socket: ") + std::strerror(errno));
+        return no_contact(std::string("socket: ") + vsim::errno_text(errno));
     // Both timeouts also bound connect() on a unix socket with a full backlog.
     timeval tv{timeout, 0};
     ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     if (::connect(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0)
-        return no_contact("cannot connect to " + path + ": " + std::strerror(errno));
+        return no_contact("cannot connect to " + path + ": " + vsim::errno_text(errno));
 
     std::string line = command + "\n";
     if (::send(fd.get(), line.data(), line.size(), MSG_NOSIGNAL) !=
         static_cast<ssize_t>(line.size()))
-        return no_contact(std::string("send: ") + std::strerror(errno));
+        return no_contact(std::string("send: ") + vsim::errno_text(errno));
 
     std::string reply;
     char c;
@@ -113,7 +120,7 @@ int main(int argc, char **argv)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return no_contact("no reply within " + std::to_string(timeout) + " s");
         if (n < 0)
-            return no_contact(std::string("recv: ") + std::strerror(errno));
+            return no_contact(std::string("recv: ") + vsim::errno_text(errno));
         if (n == 0)
             return no_contact("connection closed before a complete reply");
         if (c == '\n')

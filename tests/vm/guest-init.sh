@@ -111,7 +111,7 @@ until grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null; do
     [ "$SECONDS" -lt "$deadline" ] || abort "rxe0 port 1 never became ACTIVE"
     nap 0.1
 done
-say "rxe0 up: $(cat /sys/class/infiniband/rxe0/ports/1/state), uverbs: $(ls /dev/infiniband | tr '\n' ' ')"
+say "rxe0 up: $(cat /sys/class/infiniband/rxe0/ports/1/state), uverbs: $(cd /dev/infiniband && echo *)"
 ibv_devinfo -d rxe0 >"$OUT/ibv_devinfo.txt" 2>&1
 
 # Link changes go through one long-running `ip -batch`: no fork/exec between
