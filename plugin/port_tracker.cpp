@@ -43,7 +43,7 @@ const char *link_state_name(LinkState state)
     case LinkState::Active:
         return "ACTIVE";
     }
-    return "?";
+    return "?";  // GCOVR_EXCL_LINE: the switch above names every value
 }
 
 const char *change_name(Change change)
@@ -62,7 +62,7 @@ const char *change_name(Change change)
     case Change::Progress:
         return "SM configuring the port";
     }
-    return "?";
+    return "?";  // GCOVR_EXCL_LINE: the switch above names every value
 }
 
 }  // namespace portwatch

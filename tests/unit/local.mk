@@ -76,6 +76,16 @@ tests_unit_test_model_SOURCES = \
 tests_unit_test_model_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_model_LDADD = $(PW_TEST_LDADD)
 
+# The device stages on their own (VerbsDevice, Devices, PortResolver) and
+# the name tables, on the simulator without the event thread.
+check_PROGRAMS += tests/unit/test_verbs
+TESTS += tests/unit/test_verbs
+tests_unit_test_verbs_SOURCES = \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/test_verbs.cpp
+tests_unit_test_verbs_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+tests_unit_test_verbs_LDADD = $(PW_TEST_LDADD)
+
 # The layout guard of the C glue. C, not C++ (OpenSM's headers are not
 # C++): the glue is compiled in, with test doubles for opensm and the core.
 check_PROGRAMS += tests/unit/test_glue_guard

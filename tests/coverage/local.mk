@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+# make coverage, in a build configured with --enable-coverage: zeroes the gcov
+# counters, runs make check (unit and end-to-end tests: opensm writes the
+# plugin's counters when it exits), then reads them with gcovr, restricted to
+# plugin/, and writes docs/COVERAGE.md in the source tree
+# (tests/coverage/report.py). Fails when make check failed; the report is
+# written either way. scripts/check-coverage runs this in _build/coverage.
+EXTRA_DIST += tests/coverage/report.py docs/COVERAGE.md
+pw_coverage_json = coverage.json
+CLEANFILES += $(pw_coverage_json)
+if PW_COVERAGE
+coverage:
+	find . -name '*.gcda' -delete
+	status=0; $(MAKE) $(AM_MAKEFLAGS) check || status=$$?; \
+	src=`cd $(top_srcdir) && pwd -P`; \
+	$(GCOVR) --root "$$src" --object-directory $(abs_top_builddir) \
+		--filter "$$src/plugin/" --exclude-throw-branches --exclude-unreachable-branches \
+		--json $(pw_coverage_json) $(abs_top_builddir) || exit 1; \
+	python3 $(srcdir)/tests/coverage/report.py $(pw_coverage_json) \
+		$(abs_top_srcdir)/docs/COVERAGE.md || exit 1; \
+	exit $$status
+else
+coverage:
+	@echo "make coverage needs a build configured with --enable-coverage (see scripts/check-coverage)" >&2
+	@exit 1
+endif
+.PHONY: coverage
