@@ -7,6 +7,7 @@ plugin_libportwatch_core_la_SOURCES = \
 	plugin/clock.hpp \
 	plugin/core_api.cpp \
 	plugin/devices.cpp plugin/devices.hpp \
+	plugin/errno_text.hpp \
 	plugin/outcome.cpp plugin/outcome.hpp \
 	plugin/port_resolver.cpp plugin/port_resolver.hpp \
 	plugin/host.cpp plugin/host.hpp \
