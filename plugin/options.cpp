@@ -122,6 +122,10 @@ bool parse_port(std::string_view value, PortSpec &out)
 // them: the directory must exist when the plugin starts (checked then).
 bool parse_metrics_file(std::string_view value, std::string &out)
 {
+    if (value == "off") {  // as describe() shows the default
+        out.clear();
+        return true;
+    }
     if (value.size() < 2 || value.size() > 4095 || value[0] != '/' || value.back() == '/')
         return false;
     std::string_view name = value.substr(value.rfind('/') + 1);
@@ -211,7 +215,7 @@ std::string apply(std::string_view token, std::set<std::string> &seen, Options &
         expected = "a whole number from 0 to 20";
     } else if (key == "metrics_file") {
         ok = parse_metrics_file(value, opts.metrics_file);
-        expected = "an absolute path to a file, e.g. "
+        expected = "off or an absolute path to a file, e.g. "
                    "/var/lib/prometheus/node-exporter/portwatch.prom";
     } else {
         return "unknown option '" + shown(token) +

@@ -309,8 +309,11 @@ expect_out "metrics_file=$W/textfile/portwatch.prom\$" "status shows the metrics
 run -f "$W/m.conf" set "metrics_file=$W/none/portwatch.prom"
 expect_rc 0 "metrics_file in a missing directory"
 expect_out "warning: metrics_file=$W/none/portwatch.prom: the directory $W/none/ does not exist" "warning on a missing metrics directory"
+run -f "$W/m.conf" set metrics_file=off
+expect_rc 0 "metrics_file=off"
+grep -q 'warning' <<<"$OUT" && fail "a warning for metrics_file=off: $OUT"; ok
 run -f "$W/m.conf" set metrics_file=portwatch.prom
 expect_rc 1 "relative metrics_file"
-expect_out 'expected an absolute path to a file' "relative metrics_file"
+expect_out 'expected off or an absolute path to a file' "relative metrics_file"
 
 echo "PASS: $NAME: $CHECKS checks"

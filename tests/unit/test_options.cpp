@@ -49,6 +49,7 @@ BOOST_AUTO_TEST_CASE(defaults_without_options)
 BOOST_AUTO_TEST_CASE(metrics_file)
 {
     BOOST_TEST(ok(nullptr).metrics_file.empty());
+    BOOST_TEST(ok("portwatch.metrics_file=off").metrics_file.empty());  // as describe() shows it
     Options o = ok("portwatch.metrics_file=/var/lib/prometheus/node-exporter/portwatch.prom");
     BOOST_TEST(o.metrics_file == "/var/lib/prometheus/node-exporter/portwatch.prom");
     BOOST_TEST(
