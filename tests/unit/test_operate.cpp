@@ -121,7 +121,9 @@ BOOST_AUTO_TEST_CASE(a_storm_writes_few_lines_and_loses_no_transition)
     double windows = ms_between(begin, Clock::now()) / 100.0;
     size_t lines = host.lines().size() - before;
     BOOST_TEST(lines <= 8 + 2 * (static_cast<size_t>(windows) + 2) + 1, host.dump());
-    BOOST_TEST(lines < c.transitions / 4, host.dump());
+    // Far fewer lines than events (a slow build reads them late, so that
+    // fewer of them are transitions: the events are the storm's size).
+    BOOST_TEST(lines < c.events / 20, host.dump());
     // Syslog hears of the storm's start (the burst's link changes and the
     // first summary) and of its end, not of every window.
     BOOST_TEST(host.count_sys("storm over after ") == 1, host.dump());

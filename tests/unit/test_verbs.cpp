@@ -24,14 +24,9 @@
 #include "port_resolver.hpp"
 #include "port_tracker.hpp"
 #include "verbs_device.hpp"
-#include "wakeup.hpp"
 
 #include <portwatch/host.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
-#include <exception>
-#include <system_error>
 #include <vector>
 
 using namespace pwtest;
@@ -323,42 +318,6 @@ BOOST_AUTO_TEST_SUITE_END()
 // What the core does when the process runs out of resources, or is handed
 // nothing to destroy.
 BOOST_AUTO_TEST_SUITE(resources)
-
-// With every file descriptor taken, the event thread's wake-up fd cannot be
-// made: the constructor throws (pw_core_create turns that into "plugin not
-// loaded") instead of running with fd -1.
-BOOST_AUTO_TEST_CASE(no_file_descriptor_left_for_the_wakeup)
-{
-    rlimit saved{};
-    BOOST_REQUIRE_EQUAL(getrlimit(RLIMIT_NOFILE, &saved), 0);
-    rlimit low = saved;
-    low.rlim_cur = 64;
-    BOOST_REQUIRE_EQUAL(setrlimit(RLIMIT_NOFILE, &low), 0);
-    std::vector<int> fds;
-    for (int fd; (fd = dup(0)) >= 0;)
-        fds.push_back(fd);
-    // The exception is looked at only once descriptors are free again: the
-    // UndefinedBehaviorSanitizer checks every member access through a pipe
-    // of its own, which it cannot make while none is left.
-    std::exception_ptr thrown;
-    try {
-        Wakeup wakeup;
-    } catch (...) {
-        thrown = std::current_exception();
-    }
-    for (int fd : fds)
-        close(fd);
-    BOOST_REQUIRE_EQUAL(setrlimit(RLIMIT_NOFILE, &saved), 0);
-    int code = 0;
-    try {
-        if (thrown)
-            std::rethrow_exception(thrown);
-    } catch (const std::system_error &e) {
-        code = e.code().value();
-    }
-    BOOST_TEST(code == EMFILE);
-    Wakeup works;  // and with descriptors free again it does
-}
 
 // OpenSM calls delete() with what create() returned, NULL after a failed
 // create(): nothing to stop, nothing logged.
