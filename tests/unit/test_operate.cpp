@@ -64,7 +64,10 @@ int full_lines(const FakeHost &host, const std::string &kind)
 
 // 1000 DOWN/INIT toggles of mlx5_0 port 1, paced to span several hold-off
 // windows (a burst read late collapses into a few transitions); returns
-// when the sweep that follows the storm's end was requested.
+// once the plugin has told the storm's end (a window passed with nothing to
+// count). On a slow build the last return may be read late, as "no change",
+// after the sweep that answers it: the end of the storm is the condition,
+// not a sweep after the last toggle.
 void storm(const FakeHost &host)
 {
     for (int i = 0; i < 1000; ++i) {
@@ -72,15 +75,8 @@ void storm(const FakeHost &host)
         vsim("port mlx5_0 1 state=init");
         std::this_thread::sleep_for(std::chrono::microseconds(300));
     }
-    TimePoint end = Clock::now();
-    // The storm ended with the link up: its last sweep follows at the end
-    // of the hold-off.
-    BOOST_REQUIRE_MESSAGE(eventually([&] {
-                              std::vector<TimePoint> s = host.sweep_times();
-                              return !s.empty() && s.back() >= end - milliseconds(5);
-                          }),
-                          "no sweep after the storm:\n"
-                              << host.dump());
+    expect_log(host, "storm over after ", 1, milliseconds(10000));
+    BOOST_REQUIRE_MESSAGE(host.sweeps() > 0, "no sweep for the storm:\n" << host.dump());
 }
 
 }  // namespace
@@ -102,7 +98,6 @@ BOOST_AUTO_TEST_CASE(a_storm_writes_few_lines_and_loses_no_transition)
     TimePoint begin = Clock::now();
     storm(host);
     // The storm's end is told, with the port's final state.
-    expect_log(host, "storm over after ");
     BOOST_TEST(host.count("in its summaries; mlx5_0:1 is INIT") == 1, host.dump());
     m.stop();
     const Counters &c = m.counters();
