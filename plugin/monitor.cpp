@@ -258,12 +258,8 @@ void Monitor::summarise_if_due(TimePoint now, bool now_anyway)
     const std::optional<PortKey> &watched = resolver_.watched();
     const std::string port_name = watched ? watched->str() : "the watched port";
     const char *port = port_name.c_str();
-    const char *state = "unknown";
-    if (watched && devices_.find(watched->device)) {
-        auto it = trackers_.find(tracker_key(*watched));
-        if (it != trackers_.end() && it->second.last())
-            state = link_state_name(it->second.last()->state);
-    }
+    std::optional<LinkState> last = watched_state();
+    const char *state = last ? link_state_name(*last) : "unknown";
     if (limiter_.counted() == 0) {
         // A window of the chain passed with nothing to count: the storm is
         // over. Syslog hears of its end and the port's final state.
@@ -296,10 +292,20 @@ void Monitor::summarise_if_due(TimePoint now, bool now_anyway)
               port, state, action_name(tally_.last));
     storm_.lost += tally_.lost;
     storm_.back += tally_.back;
-    storm_.other += tally_.other;
     storm_.sweeps += tally_.sweeps;
     tally_ = Tally{};
     limiter_.next_window(now);
+}
+
+std::optional<LinkState> Monitor::watched_state() const
+{
+    const std::optional<PortKey> &watched = resolver_.watched();
+    if (!watched || !devices_.find(watched->device))
+        return std::nullopt;  // unknown while its device is closed
+    auto it = trackers_.find(tracker_key(*watched));
+    if (it == trackers_.end() || !it->second.last())
+        return std::nullopt;
+    return it->second.last()->state;
 }
 
 MetricsSnapshot Monitor::metrics_snapshot() const
@@ -312,9 +318,8 @@ MetricsSnapshot Monitor::metrics_snapshot() const
         s.port = watched->port;
         if (auto g = port_guids_.find(*watched); g != port_guids_.end())
             s.port_guid = g->second;
-        auto it = trackers_.find(tracker_key(*watched));
-        if (devices_.find(watched->device) && it != trackers_.end() && it->second.last())
-            s.port_state_id = state_id(it->second.last()->state);
+        if (std::optional<LinkState> last = watched_state())
+            s.port_state_id = state_id(*last);
     }
     s.sm_state = static_cast<int>(host_.sm_state());
     s.events = counters_.events;

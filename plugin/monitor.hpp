@@ -102,6 +102,8 @@ private:
     // Writes the log window's summary once it is due (or now_anyway: at
     // stop, and when a counted line woke a sweep).
     void summarise_if_due(TimePoint now, bool now_anyway = false);
+    // The watched port's last state seen; empty while unknown or its device is closed.
+    std::optional<LinkState> watched_state() const;
     MetricsSnapshot metrics_snapshot() const;
     // Rewrites the metrics file when something changed, at most once per
     // window; throws on failure when first.
