@@ -4,7 +4,7 @@
 # has nothing: a fresh `debootstrap --variant=minbase` root of RELEASE plus
 # git, nothing the project's own tests installed on this host.
 #
-#   tests/pkg/fresh_root.sh RELEASE ROUTE     (bookworm|trixie, deb|source|demo)
+#   tests/pkg/fresh_root.sh RELEASE ROUTE     (bookworm|trixie, deb|source|demo|check)
 #
 #   deb:    the code block of "Install for production" (build-dep,
 #           dpkg-buildpackage with its own test step, apt-get install of the
@@ -16,6 +16,11 @@
 #           switch reboot with stock opensm, without and with portwatch);
 #           it must end with "portwatch swept at once both times", and
 #           leave the opensm service it installed disabled at boot.
+#   check:  the second command of "Try it" (scripts/check: it installs what
+#           it needs, builds and runs every test and extra pass); it must
+#           exit 0 and end with "check: N passed, 0 failed". Its own
+#           fresh-root pass is left out (PW_CHECK_FRESH_ROOTS=0): a root
+#           inside a root proves nothing the outer one does not.
 # Then (deb, source) stock /usr/sbin/opensm of that root, started on the opensm.conf the
 # route left (deb) or one naming the plugin (source), must log
 # "portwatch: loaded" (it has no InfiniBand device there: the plugin says so
@@ -31,8 +36,8 @@
 # deb.debian.org (PW_DEBIAN_MIRROR).
 set -euo pipefail
 release=${1:-} route=${2:-}
-case $release in bookworm|trixie) ;; *) echo "usage: $0 bookworm|trixie deb|source|demo" >&2; exit 2 ;; esac
-case $route in deb|source|demo) ;; *) echo "usage: $0 bookworm|trixie deb|source|demo" >&2; exit 2 ;; esac
+case $release in bookworm|trixie) ;; *) echo "usage: $0 bookworm|trixie deb|source|demo|check" >&2; exit 2 ;; esac
+case $route in deb|source|demo|check) ;; *) echo "usage: $0 bookworm|trixie deb|source|demo|check" >&2; exit 2 ;; esac
 name="fresh_root $release $route"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 mirror=${PW_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -56,9 +61,9 @@ trap cleanup EXIT
 readme=$top/README
 if [ "$route" = deb ]; then
     cmds=$(awk '/^Install for production$/ { f = 1 } f && /^    / { print substr($0, 5); n++ } f && n && /^$/ { exit }' "$readme")
-elif [ "$route" = demo ]; then
+elif [ "$route" = demo ] || [ "$route" = check ]; then
     # The command itself, without its comment.
-    cmds=$(awk '/^Try it \(two commands\)$/ { f = 1 } f && /^    scripts\/demo/ { print $1; exit }' "$readme")
+    cmds=$(awk -v cmd="scripts/$route" '/^Try it \(two commands\)$/ { f = 1 } f && $1 == cmd { print $1; exit }' "$readme")
 else
     cmds=$(awk '/^Without the package:$/ { f = 1; next } f && /^    / { print substr($0, 5); n++ } f && n && /^$/ { exit }' "$readme")
 fi
@@ -89,15 +94,24 @@ done
 git clone -q --no-hardlinks "$top" "$root/root/portwatch"
 printf '%s\n' "set -ex" "export DEBIAN_FRONTEND=noninteractive" "cd /root/portwatch" \
     "apt-get update" "$cmds" >"$root/root/route.sh"
+fresh_roots=1
+[ "$route" = check ] && fresh_roots=0
 
 # ---- the route
 t0=$SECONDS
 if ! chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        bash /root/route.sh >"$work/route.log" 2>&1; then
+        PW_CHECK_FRESH_ROOTS=$fresh_roots bash /root/route.sh >"$work/route.log" 2>&1; then
     tail -n 40 "$work/route.log"
     fail "the README's $route route failed in a fresh $release root"
 fi
 log "route done in $(( SECONDS - t0 )) s"
+if [ "$route" = check ]; then
+    grep -a -E '^check: ' "$work/route.log" | sed 's/^/[check] /'
+    tail -n 1 "$work/route.log" | grep -aqE '^check: [0-9]+ passed, 0 failed$' \
+        || { tail -n 40 "$work/route.log"; fail "scripts/check did not end with 'check: N passed, 0 failed'"; }
+    echo "PASS: $name: the README's scripts/check passes on a fresh $release root"
+    exit 0
+fi
 if [ "$route" = demo ]; then
     grep -a -A1 '^portwatch swept at once both times' "$work/route.log" | sed 's/^/[demo] /'
     grep -aq '^portwatch swept at once both times' "$work/route.log" \
