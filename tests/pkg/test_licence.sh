@@ -39,7 +39,9 @@ else
 fi
 
 # ---- every source file carries the SPDX line
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+# A git checkout only if $src is its top: a copy of the sources inside
+# another checkout's ignored build directory lists nothing there.
+if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$(pwd -P)" ]; then
     mapfile -t files < <(git -C "$src" ls-files -co --exclude-standard)
 else
     # A release tarball, possibly configured and built in place: leave out

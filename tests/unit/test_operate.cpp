@@ -101,7 +101,11 @@ BOOST_AUTO_TEST_CASE(a_storm_writes_few_lines_and_loses_no_transition)
     BOOST_TEST(host.count("in its summaries; mlx5_0:1 is INIT") == 1, host.dump());
     m.stop();
     const Counters &c = m.counters();
-    BOOST_TEST(c.link_lost > 20u, host.dump());
+    // A storm, not one bounce: on a loaded machine the thread reads the
+    // toggles late and in bulk, so that the re-query sees few transitions
+    // (3 of 2000 events in a slow build); each still has to be accounted for.
+    BOOST_TEST(c.events >= 1000u, host.dump());
+    BOOST_TEST(c.link_lost >= 2u, host.dump());
     BOOST_TEST(host.count("in the last ") >= 2, host.dump());  // windows chained
     BOOST_TEST(full_lines(host, "link lost") + host.summarised("link lost") ==
                    static_cast<int>(c.link_lost),
