@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <tuple>
+#include <utility>
 
 namespace portwatch {
 
@@ -32,8 +33,12 @@ std::string number(double value)
     return buf;
 }
 
+// Every sample carries the instance's label first: where one opensm runs
+// per port, their files share a collector directory, and node_exporter
+// refuses two samples with the same name and labels.
 class Text {
 public:
+    explicit Text(std::string instance) : instance_(std::move(instance)) {}
     void family(const char *name, const char *type, const char *help)
     {
         out_ += std::string("# HELP ") + name + " " + help + "\n";
@@ -41,14 +46,15 @@ public:
     }
     void sample(const std::string &name, const std::string &labels, const std::string &value)
     {
-        out_ += name;
+        out_ += name + "{" + instance_;
         if (!labels.empty())
-            out_ += "{" + labels + "}";
-        out_ += " " + value + "\n";
+            out_ += "," + labels;
+        out_ += "} " + value + "\n";
     }
     std::string take() { return std::move(out_); }
 
 private:
+    std::string instance_;
     std::string out_;
 };
 
@@ -96,10 +102,10 @@ bool MetricsSnapshot::operator==(const MetricsSnapshot &o) const
 
 std::string render_metrics(const MetricsSnapshot &s)
 {
-    Text t;
     char guid[24];
     (void)std::snprintf(guid, sizeof(guid), "0x%016llx",
                         static_cast<unsigned long long>(s.port_guid));
+    Text t(std::string("port_guid=\"") + (s.port_guid ? guid : "") + "\"");
     const std::string port = s.device.empty() ? "" : std::to_string(s.port);
     const std::string where = "device=\"" + escaped(s.device) + "\",port=\"" + port + "\"";
 
@@ -107,7 +113,7 @@ std::string render_metrics(const MetricsSnapshot &s)
              "portwatch's version, OpenSM's, and the port it watches (empty while none).");
     t.sample("portwatch_info",
              "version=\"" + escaped(s.version) + "\",opensm_version=\"" + escaped(s.osm_version) +
-                 "\"," + where + ",port_guid=\"" + (s.port_guid ? guid : "") + "\"",
+                 "\"," + where,
              "1");
     t.family("portwatch_port_state_id", "gauge",
              "State of the SM's port: 0 unknown, 1 down, 2 init, 3 armed, 4 active.");

@@ -34,10 +34,12 @@ const char *stage_label(Stage stage);
 struct MetricsSnapshot {
     std::string version;      // portwatch's
     std::string osm_version;  // "OpenSM 3.3.23"
+    // OpenSM's port (the instance: a label on every sample), else the
+    // watched port's; host order, 0 while unknown.
+    uint64_t port_guid = 0;
     // The watched port; empty device while none is resolved.
     std::string device;
     unsigned port = 0;
-    uint64_t port_guid = 0;  // host order, 0 while unknown
     // node_exporter's numbering: 0 unknown, 1 down, 2 init, 3 armed, 4 active.
     int port_state_id = 0;
     int sm_state = 0;  // SMInfo: 0 not active, 1 discovering, 2 standby, 3 master

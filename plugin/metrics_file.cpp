@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -40,6 +41,26 @@ private:
 };
 
 }  // namespace
+
+std::string metrics_path(const std::string &configured, uint64_t port_guid)
+{
+    std::string out;
+    for (size_t i = 0; i < configured.size(); ++i) {
+        if (configured.compare(i, 2, "%g") != 0) {
+            out += configured[i];
+            continue;
+        }
+        if (port_guid == 0)
+            throw std::runtime_error("portwatch.metrics_file: " + configured +
+                                     ": %g stands for OpenSM's port GUID, and OpenSM has none");
+        char guid[24];
+        (void)std::snprintf(guid, sizeof(guid), "0x%016llx",
+                            static_cast<unsigned long long>(port_guid));
+        out += guid;
+        ++i;
+    }
+    return out;
+}
 
 MetricsFile::MetricsFile(const std::string &path) : path_(path)
 {

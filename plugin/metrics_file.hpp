@@ -6,9 +6,16 @@
 // the rename replaces a symlink at the path rather than writing through it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace portwatch {
+
+// The configured path with each "%g" replaced by the port GUID as Debian's
+// opensm service names its per-port log files (0x0002c90300001001); throws
+// std::runtime_error naming the option when the path has "%g" and the GUID
+// is 0 (OpenSM has not said which port it is bound to).
+std::string metrics_path(const std::string &configured, uint64_t port_guid);
 
 class MetricsFile {
 public:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "monitor.hpp"
 
+#include <endian.h>
 #include <pthread.h>
 
 #include <algorithm>
@@ -60,7 +61,8 @@ Monitor::Monitor(const pw_host &host, const Options &opts, std::string osm_versi
     // Before the devices: a bad metrics directory is a configuration error
     // the admin hears about first.
     if (!opts_.metrics_file.empty())
-        metrics_ = std::make_unique<MetricsFile>(opts_.metrics_file);
+        metrics_ = std::make_unique<MetricsFile>(
+            metrics_path(opts_.metrics_file, be64toh(host_.sm_port_guid_net())));
     sm_acting_ = opts_.act_in.contains(host_.sm_state());
     rescan(Clock::now());
     std::string error = devices_.spec_error();
@@ -313,10 +315,13 @@ MetricsSnapshot Monitor::metrics_snapshot() const
     MetricsSnapshot s;
     s.version = PACKAGE_VERSION;
     s.osm_version = osm_version_;
+    // The instance: OpenSM's port, known from the start with stock opensm
+    // (it binds before it loads plugins); else the port watched.
+    s.port_guid = be64toh(host_.sm_port_guid_net());
     if (const std::optional<PortKey> &watched = resolver_.watched()) {
         s.device = watched->device;
         s.port = watched->port;
-        if (auto g = port_guids_.find(*watched); g != port_guids_.end())
+        if (auto g = port_guids_.find(*watched); g != port_guids_.end() && s.port_guid == 0)
             s.port_guid = g->second;
         if (std::optional<LinkState> last = watched_state())
             s.port_state_id = state_id(*last);

@@ -120,6 +120,10 @@ bool parse_port(std::string_view value, PortSpec &out)
 
 // An absolute path to a file, as node_exporter's textfile collector reads
 // them: the directory must exist when the plugin starts (checked then).
+// "%g" in the file name stands for OpenSM's port GUID, so that one opensm
+// per port (Debian's service) writes one file each from one opensm.conf.
+// No other '%' is taken: a placeholder added later cannot change what an
+// accepted path means.
 bool parse_metrics_file(std::string_view value, std::string &out)
 {
     if (value == "off") {  // as describe() shows the default
@@ -133,6 +137,10 @@ bool parse_metrics_file(std::string_view value, std::string &out)
         return false;
     for (unsigned char c : value)
         if (!std::isprint(c))
+            return false;
+    const size_t name_at = value.rfind('/') + 1;
+    for (size_t i = value.find('%'); i != std::string_view::npos; i = value.find('%', i + 2))
+        if (i < name_at || value.substr(i, 2) != "%g")
             return false;
     out = std::string(value);
     return true;
@@ -216,7 +224,8 @@ std::string apply(std::string_view token, std::set<std::string> &seen, Options &
     } else if (key == "metrics_file") {
         ok = parse_metrics_file(value, opts.metrics_file);
         expected = "off or an absolute path to a file, e.g. "
-                   "/var/lib/prometheus/node-exporter/portwatch.prom";
+                   "/var/lib/prometheus/node-exporter/portwatch-%g.prom (%g in the file name: "
+                   "OpenSM's port GUID)";
     } else {
         return "unknown option '" + shown(token) +
                "' (known: portwatch.port, portwatch.holdoff_ms, portwatch.sweep_on_loss, "

@@ -297,18 +297,27 @@ expect_rc 0 "enable through a symlink"
 expect_line "$W/target.conf" "event_plugin_name portwatch" "enable through a symlink"
 
 # 12. metrics_file: an absolute path; a missing directory is worth a warning
-# (the plugin would refuse to load), an existing one is not.
+# (the plugin would refuse to load), an existing one is not; a name without
+# %g is one file for every opensm sharing this opensm.conf: a warning too.
 cp "$W/stock.conf" "$W/m.conf"
 mkdir "$W/textfile"
-run -f "$W/m.conf" enable "metrics_file=$W/textfile/portwatch.prom"
+run -f "$W/m.conf" enable "metrics_file=$W/textfile/portwatch-%g.prom"
 expect_rc 0 "metrics_file in an existing directory"
 grep -q 'warning' <<<"$OUT" && fail "a warning for an existing metrics directory: $OUT"; ok
-expect_line "$W/m.conf" "event_plugin_options portwatch.metrics_file=$W/textfile/portwatch.prom" "metrics_file written"
+expect_line "$W/m.conf" "event_plugin_options portwatch.metrics_file=$W/textfile/portwatch-%g.prom" "metrics_file written"
 run -f "$W/m.conf" status
-expect_out "metrics_file=$W/textfile/portwatch.prom\$" "status shows the metrics file"
-run -f "$W/m.conf" set "metrics_file=$W/none/portwatch.prom"
+expect_out "metrics_file=$W/textfile/portwatch-%g.prom\$" "status shows the metrics file"
+run -f "$W/m.conf" set "metrics_file=$W/textfile/portwatch.prom"
+expect_rc 0 "metrics_file without %g"
+expect_out "warning: metrics_file=$W/textfile/portwatch.prom is one file for every opensm that reads this file" "warning on one file for every instance"
+for bad in "$W/textfile/pw-%x.prom" "$W/text%g/pw.prom" "$W/textfile/pw%"; do
+    run -f "$W/m.conf" set "metrics_file=$bad"
+    expect_rc 1 "metrics_file=$bad"
+    expect_out "(%g in the file name: OpenSM's port GUID)" "metrics_file=$bad"
+done
+run -f "$W/m.conf" set "metrics_file=$W/none/portwatch-%g.prom"
 expect_rc 0 "metrics_file in a missing directory"
-expect_out "warning: metrics_file=$W/none/portwatch.prom: the directory $W/none/ does not exist" "warning on a missing metrics directory"
+expect_out "warning: metrics_file=$W/none/portwatch-%g.prom: the directory $W/none/ does not exist" "warning on a missing metrics directory"
 run -f "$W/m.conf" set metrics_file=off
 expect_rc 0 "metrics_file=off"
 grep -q 'warning' <<<"$OUT" && fail "a warning for metrics_file=off: $OUT"; ok

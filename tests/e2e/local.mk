@@ -20,6 +20,7 @@ e2e_tests = \
 TESTS += $(e2e_tests)
 EXTRA_DIST += $(e2e_tests) \
 	tests/e2e/lib.sh \
+	tests/e2e/node_exporter.sh \
 	tests/e2e/net.two-subnets \
 	tests/stress/lifecycle.sh \
 	tests/e2e/test_bounce.sh \

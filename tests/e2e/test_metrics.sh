@@ -12,7 +12,8 @@
 #
 # Asserts: node_exporter reads the file without error
 # (node_textfile_scrape_error 0) and shows the port ACTIVE (state 4) with
-# portwatch_info naming mlx5_0 port 1; after one bounce (ibsim Unlink, then
+# portwatch_info naming mlx5_0 port 1, every sample labelled with the SM's
+# port_guid; after one bounce (ibsim Unlink, then
 # ReLink, mirrored in the simulator) /metrics shows link_lost and link_back
 # transitions, a requested sweep, one subnet_up observation in the reaction
 # histogram, a link-back timestamp and the port ACTIVE again; the file is
@@ -22,65 +23,16 @@
 set -euo pipefail
 PW_TEST_NAME=${PW_TEST_NAME:-test_metrics}
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/node_exporter.sh"
 pw_init
 pw_require_plugin
-pw_need_cmd prometheus-node-exporter prometheus-node-exporter
 pw_need_cmd promtool prometheus
 
 TEXTFILE_DIR=$PW_DIR/textfile
 PROM=$TEXTFILE_DIR/portwatch.prom
 mkdir -p "$TEXTFILE_DIR"
-NE_PID=
-pw_cleanup_hook() {
-    if [ -n "$NE_PID" ]; then kill "$NE_PID" 2>/dev/null; wait "$NE_PID" 2>/dev/null; fi
-    return 0
-}
-
-# ---- node_exporter: only the textfile collector, on a free loopback port.
-NE_LOG=$PW_DIR/node_exporter.log
-for try in 1 2 3 4 5; do
-    NE_PORT=$(( 20000 + (RANDOM % 20000) ))
-    prometheus-node-exporter --collector.disable-defaults --collector.textfile \
-        --collector.textfile.directory="$TEXTFILE_DIR" \
-        --web.listen-address="127.0.0.1:$NE_PORT" >"$NE_LOG" 2>&1 &
-    NE_PID=$!
-    if wait_log_soft "$NE_LOG" 'Listening on|listening on' 5; then break; fi
-    kill "$NE_PID" 2>/dev/null; wait "$NE_PID" 2>/dev/null || true
-    NE_PID=
-    [ "$try" = 5 ] && { cat "$NE_LOG"; pw_fail "node_exporter did not start"; }
-done
-pw_log "node_exporter on 127.0.0.1:$NE_PORT (pid $NE_PID)"
-
-# scrape: /metrics over loopback into SCRAPE (plain HTTP/1.0, bash's /dev/tcp).
-scrape() {
-    local fd
-    exec {fd}<>"/dev/tcp/127.0.0.1/$NE_PORT" || pw_fail "cannot connect to node_exporter"
-    printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&"$fd"
-    SCRAPE=$(tr -d '\r' <&"$fd")
-    exec {fd}>&-
-}
-# value SERIES: its value in the last scrape, empty if absent.
-value() {
-    awk -v s="$1" '$1 == s { print $2; exit }' <<<"$SCRAPE"
-}
-# wait_metric SERIES AWK-CONDITION-ON-v TIMEOUT_S: scrape until it holds.
-wait_metric() {
-    local series=$1 cond=$2 tmo=$3 t_end v
-    pw__s_to_us "$tmo"; pw__now
-    t_end=$(( PW_NOW + PW_US ))
-    while :; do
-        scrape
-        v=$(value "$series")
-        if [ -n "$v" ] && awk -v v="$v" "BEGIN { exit !($cond) }"; then return 0; fi
-        pw__now
-        if [ "$PW_NOW" -ge "$t_end" ]; then
-            echo "---- portwatch samples of the last scrape:"
-            grep '^portwatch_\|^node_textfile' <<<"$SCRAPE" | grep -v '_bucket' || true
-            pw_fail "timed out after ${tmo} s waiting for $series ($cond); last value '${v}'"
-        fi
-        pw_sleep 0.1
-    done
-}
+pw_cleanup_hook() { ne_stop; }
+ne_start "$TEXTFILE_DIR"
 
 # ---- opensm with the plugin writing the file.
 sim_start "$PW_NET_2SW"
@@ -95,20 +47,22 @@ osm_wait_up 10
 wait_port_state Hca1 1 Active 2 || pw_fail "SM port is $PW_PORT_STATE after SUBNET UP"
 
 STATE="portwatch_port_state_id{device=\"$dev\",port=\"1\"}"
-wait_metric "$STATE" 'v == 4' 5
-[ "$(value node_textfile_scrape_error)" = 0 ] \
-    || pw_fail "node_exporter could not read the file: node_textfile_scrape_error $(value node_textfile_scrape_error)"
-grep -q "^portwatch_info{.*device=\"$dev\".*port=\"1\".*} 1$" <<<"$SCRAPE" \
-    || pw_fail "no portwatch_info naming $dev port 1 in /metrics: $(grep '^portwatch_info' <<<"$SCRAPE")"
+ne_wait "$STATE" 'v == 4' 5
+[ "$(ne_value node_textfile_scrape_error)" = 0 ] \
+    || pw_fail "node_exporter could not read the file: node_textfile_scrape_error $(ne_value node_textfile_scrape_error)"
+grep -q "^portwatch_info{.*device=\"$dev\".*port=\"1\".*} 1$" <<<"$NE_SCRAPE" \
+    || pw_fail "no portwatch_info naming $dev port 1 in /metrics: $(grep '^portwatch_info' <<<"$NE_SCRAPE")"
 [ "$(stat -c %a "$PROM")" = 644 ] || pw_fail "metrics file mode $(stat -c %a "$PROM"), expected 644"
-pw_log "before the bounce: $(grep '^portwatch_info' <<<"$SCRAPE")"
+unnamed=$(grep '^portwatch_' <<<"$NE_SCRAPE" | grep -cv 'port_guid="0x[0-9a-f]\{16\}"' || true)
+[ "$unnamed" = 0 ] || pw_fail "$unnamed portwatch samples without the instance's port_guid label"
+pw_log "before the bounce: $(grep '^portwatch_info' <<<"$NE_SCRAPE")"
 
 # ---- one bounce, in real hardware order, mirrored in the simulator.
 mark=$(log_lines "$PW_OSM_LOG")
 sim_cmd 'Unlink "Hca1"[1]'
 vsimctl port "$dev" 1 state=down
 wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*link lost" 5 "$mark"
-wait_metric "$STATE" 'v == 1' 5
+ne_wait "$STATE" 'v == 1' 5
 pw_sleep 0.3
 mark=$(log_lines "$PW_OSM_LOG")
 sim_cmd 'ReLink "Hca1"[1]'
@@ -117,16 +71,16 @@ wait_log "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" 5 "$mark"
 wait_port_state Hca1 1 Active 5 || pw_fail "SM port is $PW_PORT_STATE after the sweep, expected Active"
 vsimctl port "$dev" 1 state=active
 
-wait_metric "$STATE" 'v == 4' 5
-wait_metric 'portwatch_reaction_seconds_count{stage="subnet_up"}' 'v >= 1' 5
-wait_metric 'portwatch_transitions_total{kind="link_lost"}' 'v == 1' 1
-wait_metric 'portwatch_transitions_total{kind="link_back"}' 'v == 1' 1
-wait_metric 'portwatch_sweeps_requested_total' 'v >= 1' 1
-wait_metric 'portwatch_events_total' 'v >= 2' 1
-wait_metric 'portwatch_last_link_back_timestamp_seconds' 'v > 1000000000' 1
-wait_metric 'portwatch_last_recovery_seconds' 'v > 0 && v < 60' 1
-wait_metric 'portwatch_sm_state' 'v == 3' 1
-pw_log "after the bounce: subnet_up observations $(value 'portwatch_reaction_seconds_count{stage="subnet_up"}'), sum $(value 'portwatch_reaction_seconds_sum{stage="subnet_up"}') s; recovery $(value portwatch_last_recovery_seconds) s"
+ne_wait "$STATE" 'v == 4' 5
+ne_wait 'portwatch_reaction_seconds_count{stage="subnet_up"}' 'v >= 1' 5
+ne_wait 'portwatch_transitions_total{kind="link_lost"}' 'v == 1' 1
+ne_wait 'portwatch_transitions_total{kind="link_back"}' 'v == 1' 1
+ne_wait 'portwatch_sweeps_requested_total' 'v >= 1' 1
+ne_wait 'portwatch_events_total' 'v >= 2' 1
+ne_wait 'portwatch_last_link_back_timestamp_seconds' 'v > 1000000000' 1
+ne_wait 'portwatch_last_recovery_seconds' 'v > 0 && v < 60' 1
+ne_wait 'portwatch_sm_state' 'v == 3' 1
+pw_log "after the bounce: subnet_up observations $(ne_value 'portwatch_reaction_seconds_count{stage="subnet_up"}'), sum $(ne_value 'portwatch_reaction_seconds_sum{stage="subnet_up"}') s; recovery $(ne_value portwatch_last_recovery_seconds) s"
 
 # ---- promtool: the file, and the README's alert rules.
 out=$(promtool check metrics <"$PROM" 2>&1) || pw_fail "promtool check metrics rejects the file: $out"

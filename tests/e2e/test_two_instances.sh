@@ -5,22 +5,31 @@
 #     opensm --guid GUID --log_file /var/log/opensm.GUID.log
 # for every port of the host, all reading the same /etc/opensm/opensm.conf.
 # With portwatch.port=auto (the default) in that shared file, each instance
-# must watch the port it is bound to, and sweep for that port only.
+# must watch the port it is bound to, and sweep for that port only; and with
+# portwatch.metrics_file=DIR/portwatch-%g.prom in that file, each must keep
+# its own metrics file, which node_exporter's textfile collector serves side
+# by side.
 #
 # Set-up: tests/e2e/net.two-subnets, two separate subnets; the host's two
 # ports are Hca1 (subnet A) and Hca2 (subnet B). One opensm.conf (portwatch
 # enabled, sweep_interval 0), two opensm started with --guid PORT_GUID and
 # --log_file opensm.PORT_GUID.log, each with the verbs simulator showing the
 # host's two devices: mlx5_0 (Hca1's port) and mlx5_1 (Hca2's port).
+# Debian's prometheus-node-exporter with only the textfile collector on DIR.
 #
 # Asserts: each instance's plugin watches its own port (mlx5_0:1 for A,
 # mlx5_1:1 for B, "OpenSM's bound port"); bouncing A's link makes A's
 # plugin sweep (its SM port Active again) while B's plugin only logs the
 # other port's events and requests nothing; then the same the other way
-# round; both exit 0 on SIGTERM.
+# round; both exit 0 on SIGTERM. Metrics: DIR holds portwatch-GUID_A.prom and
+# portwatch-GUID_B.prom, node_exporter reads both without error, and each
+# instance's samples (told apart by their port_guid label) count its own
+# port's link changes and sweeps only; both files are gone once the
+# instances stopped.
 set -euo pipefail
 PW_TEST_NAME=${PW_TEST_NAME:-test_two_instances}
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/node_exporter.sh"
 pw_init
 pw_require_plugin
 
@@ -36,6 +45,7 @@ save_as() { local v; for v in "${SLOT_VARS[@]}"; do SAVED[$1.$v]=${!v:-}; done; 
 use() { local v; for v in "${SLOT_VARS[@]}"; do printf -v "$v" '%s' "${SAVED[$1.$v]}"; done; }
 pw_cleanup_hook() {   # stop the saved instances that are not current
     local t pid i
+    ne_stop
     for t in A B; do
         pid=${SAVED[$t.PW_OSM_PID]:-}
         [ -n "$pid" ] && [ "$pid" != "${PW_OSM_PID:-}" ] || continue
@@ -55,13 +65,17 @@ port_guid() {   # HOST: its port GUID as ibsim gave it
 GUID_A=$(port_guid Hca1) GUID_B=$(port_guid Hca2)
 [ -n "$GUID_A" ] && [ -n "$GUID_B" ] && [ "$GUID_A" != "$GUID_B" ] \
     || pw_fail "cannot tell the two ports apart: '$GUID_A' '$GUID_B'"
+GUID_A=$(printf '0x%016x' "$GUID_A") GUID_B=$(printf '0x%016x' "$GUID_B")
 pw_log "host ports: Hca1 $GUID_A (subnet A), Hca2 $GUID_B (subnet B)"
+TEXTFILE_DIR=$PW_DIR/textfile
+mkdir -p "$TEXTFILE_DIR"
+ne_start "$TEXTFILE_DIR"
 
 # The one opensm.conf both instances read.
 CONF=$PW_DIR/opensm.conf
 # log_flags 0x0f: portwatch's "not the watched port" lines are DEBUG.
 osm_make_conf "$CONF" sweep_interval=0 log_flags=0x0f event_plugin_name=portwatch \
-    "event_plugin_options=portwatch.holdoff_ms=100"
+    "event_plugin_options=portwatch.holdoff_ms=100 portwatch.metrics_file=$TEXTFILE_DIR/portwatch-%g.prom"
 grep -q 'portwatch.port' "$CONF" && pw_fail "the shared opensm.conf names a port"
 
 start_instance() {   # TAG HOST GUID
@@ -97,6 +111,14 @@ for t in A B; do
     [ "$(count_log "${SAVED[$t.PW_OSM_LOG]}" 'portwatch: ERROR|cannot load plugin')" = 0 ] \
         || pw_fail "$t: the plugin reported an error at start-up"
 done
+for g in "$GUID_A" "$GUID_B"; do
+    [ -f "$TEXTFILE_DIR/portwatch-$g.prom" ] || pw_fail "no metrics file portwatch-$g.prom: $(ls "$TEXTFILE_DIR")"
+done
+ne_wait 'portwatch_port_state_id{device="mlx5_0",port="1"}' 'v == 4' 5 "$GUID_A"
+ne_wait 'portwatch_port_state_id{device="mlx5_1",port="1"}' 'v == 4' 5 "$GUID_B"
+[ "$(ne_value node_textfile_scrape_error)" = 0 ] \
+    || pw_fail "node_exporter cannot read the two files side by side: $(grep -i error "$PW_DIR/node_exporter.log" | tail -n 3)"
+pw_log "metrics: node_exporter serves $(grep -c '^portwatch_info' <<<"$NE_SCRAPE") instances from $(ls "$TEXTFILE_DIR" | tr '\n' ' ')"
 
 # bounce TAG HOST DEV OTHER: the link of TAG's port goes and comes back. The
 # host's hardware reports it to both instances (both see both devices).
@@ -127,8 +149,22 @@ bounce() {
         || pw_fail "$other ran a heavy sweep for $tag's port"
     pw_log "$tag's bounce: $other requested nothing"
 }
+# counts GUID LOST BACK: that instance's link changes in /metrics, waited for.
+counts() {
+    ne_wait 'portwatch_transitions_total{kind="link_lost"}' "v == $2" 5 "$1"
+    ne_wait 'portwatch_transitions_total{kind="link_back"}' "v == $3" 5 "$1"
+}
 bounce A Hca1 mlx5_0 B
+counts "$GUID_A" 1 1
+counts "$GUID_B" 0 0
+ne_wait portwatch_sweeps_requested_total 'v >= 1' 5 "$GUID_A"
+[ "$(ne_value portwatch_sweeps_requested_total "$GUID_B")" = 0 ] || pw_fail "B's metrics count a sweep for A's port"
 bounce B Hca2 mlx5_1 A
+counts "$GUID_B" 1 1
+counts "$GUID_A" 1 1
+ne_wait portwatch_sweeps_requested_total 'v >= 1' 5 "$GUID_B"
+[ "$(ne_value node_textfile_scrape_error)" = 0 ] || pw_fail "node_exporter reports a scrape error"
+pw_log "metrics: each instance counted its own port's link lost and back once"
 
 for t in B A; do
     use "$t"
@@ -138,4 +174,5 @@ for t in B A; do
     save_as "$t"
 done
 sim_stop
-pw_pass "one opensm per port sharing one opensm.conf: each plugin watched its own port and swept for it only"
+[ -z "$(ls -A "$TEXTFILE_DIR")" ] || pw_fail "metrics files left after both stopped: $(ls -A "$TEXTFILE_DIR")"
+pw_pass "one opensm per port sharing one opensm.conf: each plugin watched its own port, swept for it only and kept its own metrics file"

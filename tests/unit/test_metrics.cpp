@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -18,6 +19,10 @@ using namespace portwatch;
 using pwtest::TempDir;
 
 namespace {
+
+// The instance label every sample carries first.
+#define GUID "port_guid=\"0x0002c90300001001\""
+#define NO_GUID "port_guid=\"\""
 
 bool has_line(const std::string &text, const std::string &line)
 {
@@ -71,15 +76,16 @@ BOOST_AUTO_TEST_CASE(every_family_with_help_and_type)
         BOOST_TEST(has_line(text, std::string("# TYPE ") + family), family);
         BOOST_TEST(text.find("# HELP " + name + " ") != std::string::npos, name);
     }
-    BOOST_TEST(has_line(text, "portwatch_info{version=\"0.1.0\",opensm_version=\"OpenSM 3.3.23\","
-                              "device=\"mlx5_0\",port=\"1\",port_guid=\"0x0002c90300001001\"} 1"),
+    BOOST_TEST(has_line(text, "portwatch_info{" GUID
+                              ",version=\"0.1.0\",opensm_version=\"OpenSM 3.3.23\","
+                              "device=\"mlx5_0\",port=\"1\"} 1"),
                text);
-    BOOST_TEST(has_line(text, "portwatch_port_state_id{device=\"mlx5_0\",port=\"1\"} 4"));
-    BOOST_TEST(has_line(text, "portwatch_sm_state 3"));
-    BOOST_TEST(has_line(text, "portwatch_events_total 12"));
-    BOOST_TEST(has_line(text, "portwatch_transitions_total{kind=\"link_lost\"} 2"));
-    BOOST_TEST(has_line(text, "portwatch_transitions_total{kind=\"link_back\"} 3"));
-    BOOST_TEST(has_line(text, "portwatch_sweeps_requested_total 3"));
+    BOOST_TEST(has_line(text, "portwatch_port_state_id{" GUID ",device=\"mlx5_0\",port=\"1\"} 4"));
+    BOOST_TEST(has_line(text, "portwatch_sm_state{" GUID "} 3"));
+    BOOST_TEST(has_line(text, "portwatch_events_total{" GUID "} 12"));
+    BOOST_TEST(has_line(text, "portwatch_transitions_total{" GUID ",kind=\"link_lost\"} 2"));
+    BOOST_TEST(has_line(text, "portwatch_transitions_total{" GUID ",kind=\"link_back\"} 3"));
+    BOOST_TEST(has_line(text, "portwatch_sweeps_requested_total{" GUID "} 3"));
     // Not known yet: not shown (a 0 would read as "at the epoch").
     BOOST_TEST(text.find("portwatch_last_link_back_timestamp_seconds") == std::string::npos);
     BOOST_TEST(text.find("portwatch_last_recovery_seconds") == std::string::npos);
@@ -95,22 +101,24 @@ BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative_from_1ms_to_60s)
     up.observe(0.016);
     up.observe(90.0);  // beyond 60 s: +Inf only
     std::string text = render_metrics(s);
+    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{" GUID
+                              ",stage=\"subnet_up\",le=\"0.001\"} 2"),
+               text);
+    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{" GUID
+                              ",stage=\"subnet_up\",le=\"0.01\"} 2"));
+    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{" GUID
+                              ",stage=\"subnet_up\",le=\"0.025\"} 3"));
+    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{" GUID
+                              ",stage=\"subnet_up\",le=\"60\"} 3"));
+    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{" GUID
+                              ",stage=\"subnet_up\",le=\"+Inf\"} 4"));
+    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_count{" GUID ",stage=\"subnet_up\"} 4"));
     BOOST_TEST(
-        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.001\"} 2"),
-        text);
+        has_line(text, "portwatch_reaction_seconds_sum{" GUID ",stage=\"subnet_up\"} 90.0175"));
     BOOST_TEST(
-        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.01\"} 2"));
-    BOOST_TEST(
-        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"0.025\"} 3"));
-    BOOST_TEST(
-        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"60\"} 3"));
-    BOOST_TEST(
-        has_line(text, "portwatch_reaction_seconds_bucket{stage=\"subnet_up\",le=\"+Inf\"} 4"));
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_count{stage=\"subnet_up\"} 4"));
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_sum{stage=\"subnet_up\"} 90.0175"));
-    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_count{stage=\"heavy_sweep_start\"} 0"));
-    BOOST_TEST(has_line(
-        text, "portwatch_reaction_seconds_bucket{stage=\"heavy_sweep_done\",le=\"+Inf\"} 0"));
+        has_line(text, "portwatch_reaction_seconds_count{" GUID ",stage=\"heavy_sweep_start\"} 0"));
+    BOOST_TEST(has_line(text, "portwatch_reaction_seconds_bucket{" GUID
+                              ",stage=\"heavy_sweep_done\",le=\"+Inf\"} 0"));
 }
 
 BOOST_AUTO_TEST_CASE(label_values_are_escaped_and_unknown_port_is_empty)
@@ -119,7 +127,8 @@ BOOST_AUTO_TEST_CASE(label_values_are_escaped_and_unknown_port_is_empty)
     s.osm_version = "a\"b\\c\nd";
     std::string text = render_metrics(s);
     BOOST_TEST(text.find("opensm_version=\"a\\\"b\\\\c\\nd\"") != std::string::npos, text);
-    BOOST_TEST(has_line(text, "portwatch_port_state_id{device=\"\",port=\"\"} 0"), text);
+    BOOST_TEST(has_line(text, "portwatch_port_state_id{" NO_GUID ",device=\"\",port=\"\"} 0"),
+               text);
     BOOST_TEST(text.find("port_guid=\"\"") != std::string::npos);
 }
 
@@ -129,9 +138,35 @@ BOOST_AUTO_TEST_CASE(timestamps_keep_their_milliseconds)
     s.last_link_back_unix = 1796000000.25;
     s.last_recovery_seconds = 0.0275;
     std::string text = render_metrics(s);
-    BOOST_TEST(has_line(text, "portwatch_last_link_back_timestamp_seconds 1796000000.250"), text);
-    BOOST_TEST(has_line(text, "portwatch_last_recovery_seconds 0.0275"), text);
+    BOOST_TEST(
+        has_line(text, "portwatch_last_link_back_timestamp_seconds{" GUID "} 1796000000.250"),
+        text);
+    BOOST_TEST(has_line(text, "portwatch_last_recovery_seconds{" GUID "} 0.0275"), text);
     BOOST_TEST(has_line(text, "# TYPE portwatch_last_recovery_seconds gauge"));
+}
+
+// One opensm per port writes one file each into the collector's directory:
+// node_exporter takes them together only if no two samples share a name
+// and labels, so every sample names its instance.
+BOOST_AUTO_TEST_CASE(every_sample_names_the_instance_first)
+{
+    MetricsSnapshot s = sample();
+    s.reaction[0].observe(0.002);
+    s.last_link_back_unix = 1796000000.25;
+    s.last_recovery_seconds = 0.0275;
+    std::istringstream in(render_metrics(s));
+    std::string line;
+    int samples = 0;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#')
+            continue;
+        ++samples;
+        size_t brace = line.find('{');
+        BOOST_TEST((brace != std::string::npos &&
+                    line.compare(brace, std::strlen("{" GUID), "{" GUID) == 0),
+                   line);
+    }
+    BOOST_TEST(samples > 60);  // 13 families, 3 histograms of 18 samples each
 }
 
 BOOST_AUTO_TEST_CASE(snapshots_compare_by_every_field)
@@ -151,6 +186,24 @@ BOOST_AUTO_TEST_CASE(snapshots_compare_by_every_field)
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(metrics_file)
+
+BOOST_AUTO_TEST_CASE(percent_g_is_the_port_guid_as_debian_names_its_logs)
+{
+    BOOST_TEST(metrics_path("/d/portwatch-%g.prom", 0x0002c90300001001ULL) ==
+               "/d/portwatch-0x0002c90300001001.prom");
+    BOOST_TEST(metrics_path("/d/%g-%g", 0xabULL) == "/d/0x00000000000000ab-0x00000000000000ab");
+    BOOST_TEST(metrics_path("/d/portwatch.prom", 0) ==
+               "/d/portwatch.prom");  // no %g: no GUID needed
+    try {
+        (void)metrics_path("/d/portwatch-%g.prom", 0);
+        BOOST_FAIL("no error for %g without a GUID");
+    } catch (const std::runtime_error &e) {
+        std::string what = e.what();
+        BOOST_TEST(what.find("portwatch.metrics_file: /d/portwatch-%g.prom: %g stands for OpenSM's "
+                             "port GUID") == 0,
+                   what);
+    }
+}
 
 BOOST_AUTO_TEST_CASE(written_whole_with_mode_0644_whatever_the_umask)
 {

@@ -42,14 +42,35 @@ std::string read_file(const std::string &path)
     return s.str();
 }
 
-// The value of the sample whose line starts with `series ` in the file; -1 if none.
+// A sample's line without the instance label every sample starts with
+// (port_guid="0x..."): portwatch_sm_state{port_guid="0x1"} 3 -> portwatch_sm_state 3.
+std::string without_instance(std::string line)
+{
+    const std::string label = "{port_guid=\"";
+    size_t at = line.find(label);
+    if (at == std::string::npos)
+        return line;
+    size_t end = line.find('"', at + label.size());
+    if (end == std::string::npos || end + 1 >= line.size())
+        return line;
+    if (line[end + 1] == ',')
+        line.erase(at + 1, end + 2 - (at + 1));
+    else
+        line.erase(at, end + 2 - at);
+    return line;
+}
+
+// The value of the sample whose line starts with `series ` in the file,
+// read without its instance label; -1 if none.
 double sample(const std::string &path, const std::string &series)
 {
     std::istringstream in(read_file(path));
     std::string line;
-    while (std::getline(in, line))
+    while (std::getline(in, line)) {
+        line = without_instance(line);
         if (line.rfind(series + " ", 0) == 0)
             return std::stod(line.substr(series.size() + 1));
+    }
     return -1;
 }
 
@@ -232,17 +253,20 @@ BOOST_AUTO_TEST_CASE(the_file_follows_a_bounce_and_goes_with_the_plugin)
 {
     vsim("add mlx5_0 node_guid=0x0002c90300001000 style=mlx5 ports=1");
     TempDir dir;
-    const std::string path = dir.path + "/portwatch.prom";
+    // %g: OpenSM's port GUID, as one opensm per port names its files.
+    const std::string path = dir.path + "/portwatch-0x0002c90300001001.prom";
     FakeHost host;
     host.set_guid(kPort1Guid);
-    Plugin plugin(host, ("portwatch.metrics_file=" + path).c_str());
+    Plugin plugin(host, ("portwatch.metrics_file=" + dir.path + "/portwatch-%g.prom").c_str());
     // Written before create() returns: a bad directory is a load error.
-    BOOST_TEST(read_file(path).find("portwatch_info{version=\"") != std::string::npos);
+    BOOST_TEST(read_file(path).find("portwatch_info{port_guid=\"0x0002c90300001001\",version=\"") !=
+               std::string::npos);
     const std::string state = "portwatch_port_state_id{device=\"mlx5_0\",port=\"1\"}";
     BOOST_REQUIRE_MESSAGE(eventually([&] { return sample(path, state) == 4; }), read_file(path));
-    BOOST_TEST(read_file(path).find("opensm_version=\"OpenSM 3.3.23\",device=\"mlx5_0\",port=\"1\","
-                                    "port_guid=\"0x0002c90300001001\"} 1") != std::string::npos,
-               read_file(path));
+    BOOST_TEST(
+        read_file(path).find("opensm_version=\"OpenSM 3.3.23\",device=\"mlx5_0\",port=\"1\"} 1") !=
+            std::string::npos,
+        read_file(path));
     BOOST_TEST(sample(path, "portwatch_sm_state") == 3);
     struct stat st {};
     BOOST_REQUIRE(stat(path.c_str(), &st) == 0);
@@ -291,6 +315,24 @@ BOOST_AUTO_TEST_CASE(a_missing_directory_refuses_to_load_with_one_line)
                           "No such file or directory; plugin not loaded") == 1,
                host.dump());
     BOOST_TEST(host.count("opened verbs device") == 0, host.dump());
+}
+
+// Not with stock opensm (it binds before it loads plugins), but a host that
+// names no port cannot have a file named after it.
+BOOST_AUTO_TEST_CASE(percent_g_without_a_port_guid_refuses_to_load_with_one_line)
+{
+    vsim("add mlx5_0 node_guid=0x0002c90300001000 style=mlx5 ports=1");
+    TempDir dir;
+    FakeHost host;
+    host.set_guid(0);
+    BOOST_TEST(pw_core_create(&host.callbacks(),
+                              ("portwatch.metrics_file=" + dir.path + "/pw-%g.prom").c_str(),
+                              "OpenSM 3.3.23") == nullptr);
+    BOOST_TEST(host.count_level(PW_LOG_ERROR) == 1, host.dump());
+    BOOST_TEST(host.count("/pw-%g.prom: %g stands for OpenSM's port GUID, and OpenSM has none; "
+                          "plugin not loaded") == 1,
+               host.dump());
+    BOOST_TEST(std::system(("test -z \"$(ls -A '" + dir.path + "')\"").c_str()) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_failing_write_is_one_error_line_and_the_plugin_goes_on)

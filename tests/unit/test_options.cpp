@@ -62,6 +62,14 @@ BOOST_AUTO_TEST_CASE(metrics_file)
         std::string token = std::string("portwatch.metrics_file=") + bad_value;
         BOOST_TEST(bad(token).find("an absolute path to a file") != std::string::npos, token);
     }
+    // %g (OpenSM's port GUID) in the file name only; no other '%'.
+    BOOST_TEST(ok("portwatch.metrics_file=/d/portwatch-%g.prom").metrics_file ==
+               "/d/portwatch-%g.prom");
+    for (const char *bad_value : {"/d/%x.prom", "/d/a%", "/d/%%g", "/d%g/a.prom", "/%g/a"}) {
+        std::string token = std::string("portwatch.metrics_file=") + bad_value;
+        BOOST_TEST(bad(token).find("%g in the file name: OpenSM's port GUID") != std::string::npos,
+                   token);
+    }
     // A control byte.
     std::string control = "portwatch.metrics_file=/var/a";
     control += '\x01';
