@@ -489,6 +489,14 @@ sim_stop() {
 diag_run() {
     local host=$1; shift
     sim_alive || pw_fail "ibsim is not running; cannot run $1"
+    # The MAD tools name their local port: without -C/-P, libibumad of
+    # Debian 13 (rdma-core 56) looks for an ACTIVE port and finds none
+    # while the node's link is down ("Can't open UMAD port"). umad2sim
+    # calls its one CA ibsim0.
+    case $1 in
+        smpquery|ibportstate|sminfo|saquery|iblinkinfo)
+            set -- "$1" -C ibsim0 -P 1 "${@:2}" ;;
+    esac
     (
         pw__close_sim_fd
         cd "$PW_DIR/diag" || exit 1
