@@ -50,7 +50,7 @@ extern "C" void pw_core_destroy(struct pw_core *core)
         return;
     try {
         owned->monitor->stop();
-    } catch (...) {
+    } catch (...) {  // NOLINT(bugprone-empty-catch): swallowed on purpose
         // Nothing useful left to do; OpenSM must still shut down.
     }
 }

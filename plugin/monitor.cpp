@@ -75,7 +75,7 @@ Monitor::~Monitor()
 {
     try {
         stop();
-    } catch (...) {
+    } catch (...) {  // NOLINT(bugprone-empty-catch): swallowed on purpose
         // A destructor must not throw; stop() already tried all it could.
     }
 }
@@ -145,7 +145,7 @@ void Monitor::report(pw_report report) noexcept
         }
         if (wake)
             wakeup_.signal();
-    } catch (...) {
+    } catch (...) {  // NOLINT(bugprone-empty-catch): swallowed on purpose
         // Called from OpenSM's own threads: nothing may escape into C.
     }
 }
@@ -305,9 +305,12 @@ std::optional<LinkState> Monitor::watched_state() const
     if (!watched || !devices_.find(watched->device))
         return std::nullopt;  // unknown while its device is closed
     auto it = trackers_.find(tracker_key(*watched));
-    if (it == trackers_.end() || !it->second.last())
+    if (it == trackers_.end())
         return std::nullopt;
-    return it->second.last()->state;
+    const auto &last = it->second.last();
+    if (!last)
+        return std::nullopt;
+    return last->state;
 }
 
 MetricsSnapshot Monitor::metrics_snapshot() const
@@ -535,7 +538,8 @@ void Monitor::handle_event(const std::string &name, const AsyncEvent &event, Tim
         note_port_guid(*dev, event.port);
     if (event.type == IBV_EVENT_GID_CHANGE || resolver_.looking())
         resolve(now);
-    if ((dev = devices_.find(name)))
+    dev = devices_.find(name);
+    if (dev)
         examine_port(*dev, event.port, type,
                      event.type == IBV_EVENT_PORT_ERR || event.type == IBV_EVENT_PORT_ACTIVE, now);
 }
@@ -609,7 +613,8 @@ void Monitor::note_port_guid(VerbsDevice &dev, unsigned port)
 void Monitor::act(const PortKey &key, const Transition &t, const char *cause,
                   bool link_may_have_changed, TimePoint now)
 {
-    bool watched_port = resolver_.watched() && key == *resolver_.watched();
+    const std::optional<PortKey> &watched = resolver_.watched();
+    bool watched_port = watched && key == *watched;
     if (t.change == Change::Initial) {
         host_.log(PW_LOG_INFO, "%s is %s (phys state %u, LID %u)", key.str().c_str(),
                   link_state_name(t.to.state), t.to.phys_state, t.to.lid);
@@ -700,7 +705,12 @@ void Monitor::note_active(const PortKey &key, TimePoint now)
 void Monitor::check_outcome(TimePoint now)
 {
     const std::optional<PortKey> watched = resolver_.watched();
-    VerbsDevice *dev = watched ? devices_.find(watched->device) : nullptr;
+    if (!watched) {
+        outcome_.settled();
+        return;
+    }
+    const PortKey key = *watched;
+    VerbsDevice *dev = devices_.find(key.device);
     if (!dev) {
         // Gone with its device: the reopen compares its state with the last
         // one seen, which is the check.
@@ -708,30 +718,30 @@ void Monitor::check_outcome(TimePoint now)
         return;
     }
     PortInfo info;
-    if (int err = dev->query_port(watched->port, &info)) {
+    if (int err = dev->query_port(key.port, &info)) {
         outcome_.settled();
         std::string why = std::string("query_port: ") + errno_text(err);
-        lose(watched->device, why.c_str(), now);
+        lose(key.device, why.c_str(), now);
         return;
     }
     // Keep the tracker in step: what the check saw is the port's last state.
-    trackers_[tracker_key(*watched)].update(info.snapshot);
+    trackers_[tracker_key(key)].update(info.snapshot);
     LinkState state = info.snapshot.state;
     switch (outcome_.on_deadline(state, now)) {
     case Outcome::Verdict::Wait:
         return;
     case Outcome::Verdict::Fine:
         if (state == LinkState::Active)
-            note_active(*watched, now);
+            note_active(key, now);
         return;
     case Outcome::Verdict::Off:
         host_.log(PW_LOG_VERBOSE, "%s is INIT after the heavy sweep (portwatch.verify_tries=0)",
-                  watched->str().c_str());
+                  key.str().c_str());
         return;
     case Outcome::Verdict::GiveUp:
         host_.log(PW_LOG_SYS_ERROR,
                   "%s is still INIT after %u more heavy sweeps: the SM could not bring its port up",
-                  watched->str().c_str(), outcome_.tries());
+                  key.str().c_str(), outcome_.tries());
         return;
     case Outcome::Verdict::Retry:
         break;
@@ -740,7 +750,7 @@ void Monitor::check_outcome(TimePoint now)
     Decision d = policy_.on_retry(sm, now);
     if (!note(now, PW_LOG_INFO,
               "%s is INIT %lld ms after the heavy sweep: %s (try %u of %u)%s%s [action=%s]",
-              watched->str().c_str(), static_cast<long long>(outcome_.waited().count()), d.reason,
+              key.str().c_str(), static_cast<long long>(outcome_.waited().count()), d.reason,
               outcome_.tries(), opts_.verify_tries, d.action == Action::None ? "; SM is " : "",
               d.action == Action::None ? sm_state_name(sm) : "", action_name(d.action)))
         ++tally_.other;

@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(written_whole_with_mode_0644_whatever_the_umask)
     MetricsFile file(dir.path + "/portwatch.prom");
     BOOST_TEST(file.write("a 1\n") == 0);
     umask(old);
-    struct stat st {};
+    struct stat st = {};
     BOOST_REQUIRE(stat((dir.path + "/portwatch.prom").c_str(), &st) == 0);
     BOOST_TEST((st.st_mode & 07777) == 0644u);
     BOOST_TEST(read_file(dir.path + "/portwatch.prom") == "a 1\n");
@@ -235,7 +235,7 @@ BOOST_AUTO_TEST_CASE(a_symlink_at_the_path_is_replaced_not_written_through)
     MetricsFile file(dir.path + "/portwatch.prom");
     BOOST_TEST(file.write("a 1\n") == 0);
     BOOST_TEST(read_file(victim) == "precious\n");
-    struct stat st {};
+    struct stat st = {};
     BOOST_REQUIRE(lstat((dir.path + "/portwatch.prom").c_str(), &st) == 0);
     BOOST_TEST(S_ISREG(st.st_mode));
 }

@@ -268,7 +268,7 @@ BOOST_AUTO_TEST_CASE(the_file_follows_a_bounce_and_goes_with_the_plugin)
             std::string::npos,
         read_file(path));
     BOOST_TEST(sample(path, "portwatch_sm_state") == 3);
-    struct stat st {};
+    struct stat st = {};
     BOOST_REQUIRE(stat(path.c_str(), &st) == 0);
     BOOST_TEST((st.st_mode & 0777) == 0644u);
 
@@ -406,11 +406,11 @@ BOOST_AUTO_TEST_CASE(idle_with_metrics_on_the_thread_never_wakes)
     Monitor m(host.callbacks(), opts("portwatch.metrics_file=" + dir.path + "/portwatch.prom"));
     m.start();
     expect_log(host, "mlx5_0:1 is ACTIVE");
-    struct stat first {};
+    struct stat first = {};
     // At rest once the file holds still for a window and more (no fixed sleep
     // assumed long enough: the mtime is the condition).
     BOOST_REQUIRE(eventually([&] {
-        struct stat st {};
+        struct stat st = {};
         stat((dir.path + "/portwatch.prom").c_str(), &st);
         bool still = st.st_ino == first.st_ino && st.st_mtim.tv_nsec == first.st_mtim.tv_nsec;
         first = st;
@@ -421,7 +421,7 @@ BOOST_AUTO_TEST_CASE(idle_with_metrics_on_the_thread_never_wakes)
     long before = thread_switches("portwatch");
     std::this_thread::sleep_for(milliseconds(1500));  // the quiet time observed
     BOOST_TEST(thread_switches("portwatch") == before);
-    struct stat after {};
+    struct stat after = {};
     stat((dir.path + "/portwatch.prom").c_str(), &after);
     BOOST_TEST(after.st_ino == first.st_ino);
     m.stop();

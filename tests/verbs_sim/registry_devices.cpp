@@ -175,7 +175,7 @@ ibv_device **Registry::get_device_list(int *num_devices)
     try {
         lists_.emplace(list, present);
     } catch (...) {
-        std::free(list);
+        std::free(static_cast<void *>(list));
         throw;  // std::bad_alloc: ENOMEM at the API boundary
     }
     for (std::size_t i = 0; i < present.size(); ++i) {
@@ -199,7 +199,7 @@ void Registry::free_device_list(ibv_device **list)
     for (Device *d : it->second)
         d->list_refs--;
     lists_.erase(it);
-    std::free(list);
+    std::free(static_cast<void *>(list));
 }
 
 const char *Registry::device_name(ibv_device *device)

@@ -45,7 +45,7 @@ void Registry::queue_event(Context &ctx, Event ev)
         return;
     const char byte = 0;
     timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    (void)clock_gettime(CLOCK_MONOTONIC, &now);  // CLOCK_MONOTONIC cannot fail
     if (::write(ctx.writer.get(), &byte, 1) != 1) {
         // Only possible with ~64k unread events: the caller is not reading.
         warn("event queue of a %s context is full; event dropped", ctx.dev->name.c_str());
