@@ -231,7 +231,7 @@ void Monitor::loop_once()
         trouble(what.c_str(), Clock::now());
         return;
     }
-    serve(Clock::now(), fds, std::move(names));
+    serve(Clock::now(), fds, names);
     summarise_if_due(Clock::now());
     update_metrics(Clock::now());
     trouble_backoff_.reset();
@@ -376,7 +376,8 @@ void Monitor::update_metrics(TimePoint now, bool first)
     metrics_next_ = now + std::max(opts_.holdoff, kMetricsShortest);
 }
 
-void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<std::string> names)
+void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds,
+                    const std::vector<std::string> &names)
 {
     if (fds[0].revents) {
         wakeup_.drain();
@@ -709,7 +710,7 @@ void Monitor::check_outcome(TimePoint now)
         outcome_.settled();
         return;
     }
-    const PortKey key = *watched;
+    const PortKey &key = *watched;
     VerbsDevice *dev = devices_.find(key.device);
     if (!dev) {
         // Gone with its device: the reopen compares its state with the last

@@ -72,7 +72,8 @@ private:
     void run() noexcept;
     void loop_once();
     void trouble(const char *what, TimePoint now) noexcept;
-    void serve(TimePoint now, const std::vector<pollfd> &fds, std::vector<std::string> names);
+    void serve(TimePoint now, const std::vector<pollfd> &fds,
+               const std::vector<std::string> &names);
     void take_reports(TimePoint now);
     void drain_device(const std::string &name, TimePoint now);
     void handle_event(const std::string &name, const AsyncEvent &event, TimePoint now);

@@ -198,6 +198,7 @@ void Registry::free_device_list(ibv_device **list)
     // cppcheck-suppress derefInvalidIteratorRedundantCheck ; caller_bug() does not return
     for (Device *d : it->second)
         d->list_refs--;
+    // cppcheck-suppress eraseIteratorOutOfBoundsCond ; caller_bug() does not return
     lists_.erase(it);
     std::free(static_cast<void *>(list));
 }

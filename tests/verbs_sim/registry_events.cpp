@@ -227,6 +227,7 @@ int Registry::get_async_event(ibv_context *context, ibv_async_event *event)
     if (ctx->queue.empty())
         sim_failure("ibv_get_async_event: pipe byte without a queued event");
 
+    // cppcheck-suppress containerOutOfBounds ; sim_failure() does not return
     Event ev = ctx->queue.front();
     ctx->queue.pop_front();
     std::memset(event, 0, sizeof *event);
@@ -257,6 +258,7 @@ void Registry::ack_async_event(const ibv_async_event *event)
                    "returned by ibv_get_async_event()",
                    static_cast<int>(event->event_type), ibv_event_type_str(event->event_type),
                    event->element.port_num);
+    // cppcheck-suppress derefInvalidIteratorRedundantCheck ; caller_bug() does not return
     it->dev->stats.acks++;
     unacked_.erase(it);
 }
