@@ -87,6 +87,10 @@ printf 'APT::Get::Assume-Yes "true";\n' >"$root/etc/apt/apt.conf.d/90assume-yes"
 printf '#!/bin/sh\necho "systemctl $*" >>/root/systemctl.calls\n' >"$root/usr/local/bin/systemctl"
 chmod 755 "$root/usr/local/bin/systemctl"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The root a mount point of its own, as / is on a machine (a private mount
+# namespace, which test_syslog makes, needs one), then the kernel's trees.
+mount --bind "$root" "$root"
+mounted=("$root")
 for m in proc sys dev dev/pts; do
     mount --bind "/$m" "$root/$m"
     mounted=("$root/$m" "${mounted[@]}")
