@@ -51,8 +51,10 @@ mark=$(log_lines "$PW_OSM_LOG")
 t0=$(pw_now_us)
 sim_cmd 'Unlink "Hca1"[1]'
 unlink_ms=$(pw_fmt_ms $(( $(pw_now_us) - t0 )))
-st=$(smp_port_state Hca1 1)
-pw_log "after Unlink (console command took $unlink_ms ms): SM port is $st; ibsim: $(sim_dump_port_state Hca1 1)"
+# ibsim's own view: Debian 13's libibumad (rdma-core 56) does not open a
+# local port whose link is down for an SMP, so smpquery cannot say Down.
+st=$(sim_dump_port_state Hca1 1)
+pw_log "after Unlink (console command took $unlink_ms ms): SM port is $st (ibsim)"
 [ "$st" = Down ] || pw_fail "SM port is $st after Unlink, expected Down"
 sleep 0.5
 sim_cmd 'ReLink "Hca1"[1]'
