@@ -10,8 +10,9 @@
 #     README and the plugin tests rely on them); opensm binds to 0x100001;
 #   - opensm reaches SUBNET UP and the SM port is ACTIVE (smpquery and
 #     ibportstate agree);
-#   - Unlink "Hca1"[1]: the port is DOWN; ReLink: it is INIT, and still INIT
-#     3 s later; opensm logged no heavy sweep and no SUBNET UP meanwhile;
+#   - Unlink "Hca1"[1]: the port is DOWN (ibsim's view: an SMP cannot leave
+#     a local port whose link is down with Debian 13's libibumad); ReLink:
+#     it is INIT (smpquery), and still INIT 3 s later; opensm logged no heavy sweep and no SUBNET UP meanwhile;
 #   - SIGTERM: opensm exits with status 0 within 5 s.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
