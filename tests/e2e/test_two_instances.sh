@@ -164,6 +164,10 @@ counts "$GUID_B" 1 1
 counts "$GUID_A" 1 1
 ne_wait portwatch_sweeps_requested_total 'v >= 1' 5 "$GUID_B"
 [ "$(ne_value node_textfile_scrape_error)" = 0 ] || pw_fail "node_exporter reports a scrape error"
+# Two files with the same series would not be a read error: node_exporter
+# drops one of them and logs it.
+! grep -q 'collected before' "$PW_DIR/node_exporter.log" \
+    || pw_fail "node_exporter dropped a duplicate series: $(grep -m1 'collected before' "$PW_DIR/node_exporter.log")"
 pw_log "metrics: each instance counted its own port's link lost and back once"
 
 for t in B A; do

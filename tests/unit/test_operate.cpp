@@ -317,6 +317,24 @@ BOOST_AUTO_TEST_CASE(a_missing_directory_refuses_to_load_with_one_line)
     BOOST_TEST(host.count("opened verbs device") == 0, host.dump());
 }
 
+// A host that names no port of OpenSM's: the samples carry the GUID of the
+// port watched instead (here named by portwatch.port).
+BOOST_AUTO_TEST_CASE(without_opensms_guid_the_label_is_the_watched_ports)
+{
+    vsim("add mlx5_0 node_guid=0x0002c90300001000 style=mlx5 ports=1");
+    TempDir dir;
+    const std::string path = dir.path + "/portwatch.prom";
+    FakeHost host;
+    host.set_guid(0);
+    Plugin plugin(host, ("portwatch.port=mlx5_0:1 portwatch.metrics_file=" + path).c_str());
+    BOOST_REQUIRE_MESSAGE(eventually([&] {
+                              return read_file(path).find(
+                                         "portwatch_port_state_id{port_guid=\"0x0002c90300001001\","
+                                         "device=\"mlx5_0\",port=\"1\"} 4") != std::string::npos;
+                          }),
+                          read_file(path));
+}
+
 // Not with stock opensm (it binds before it loads plugins), but a host that
 // names no port cannot have a file named after it.
 BOOST_AUTO_TEST_CASE(percent_g_without_a_port_guid_refuses_to_load_with_one_line)
