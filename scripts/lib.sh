@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # shellcheck shell=bash
-# scripts/lib.sh - sourced by scripts/check, scripts/demo and scripts/scenarios.
+# scripts/lib.sh - sourced by scripts/check, scripts/demo, scripts/scenarios
+# and the check passes that build from a snapshot of the sources.
 #
 # pw_ensure_packages NAME: the Debian packages listed in scripts/packages
 # (for NAME=demo only those above its "scripts/check only" line) that are
@@ -105,4 +106,16 @@ pw_build_if_needed() {
         return 1
     fi
     rm -f "$log"
+}
+
+# pw_snapshot_source TOP DIR: DIR (emptied first) gets TOP's sources as they
+# are now: the files git tracks and the new ones it does not ignore, so
+# uncommitted changes are in and build output is not. For builds outside a
+# source tree that is itself configured (it cannot host VPATH builds).
+pw_snapshot_source() {
+    local top=$1 dir=$2
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    git -C "$top" ls-files -co --exclude-standard -z \
+        | (cd "$top" && tar --null -T - -cf -) | tar -xf - -C "$dir"
 }

@@ -28,7 +28,8 @@
 #     PW_VERBOSE=1       echo every ibsim console command / vsimctl call
 #     PW_OSM_MAX_S       hard wall-clock limit of one opensm run (default 300)
 #     PW_SIM_MAX_S       hard wall-clock limit of one ibsim run (default 600)
-#     OPENSM, IBSIM, UMAD2SIM   override the binaries / preload library
+#     OPENSM, IBSIM, UMAD2SIM   override the binaries / preload library (make
+#                        check sets OPENSM to configure's, see --with-opensm)
 
 # ------------------------------------------------------------------ constants
 PW_OPENSM=${OPENSM:-/usr/sbin/opensm}
@@ -353,6 +354,9 @@ pw_init() {
     mkfifo "$PW_DIR/sleep.fifo"
     exec {PW_SLEEP_FD}<>"$PW_DIR/sleep.fifo"
     pw_log "test $PW_TEST_NAME: work dir $PW_DIR"
+    # Which OpenSM this run proves (scripts/check-opensm-versions reads it).
+    PW_OSM_VERSION=$(strings "$PW_OPENSM" 2>/dev/null | grep -m1 '^OpenSM [0-9]' || true)
+    pw_log "opensm: $PW_OPENSM (${PW_OSM_VERSION:-no version string found})"
 }
 
 # ------------------------------------------------------------------ ibsim

@@ -24,4 +24,5 @@ EXTRA_DIST += $(e2e_tests) \
 	tests/e2e/net.two-subnets \
 	tests/stress/lifecycle.sh \
 	tests/e2e/test_bounce.sh \
+	tests/e2e/test_version_mismatch.sh \
 	tests/e2e/README.md

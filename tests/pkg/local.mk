@@ -1,14 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Packaging: the Debian package built, installed, loaded by stock opensm and
-# removed (test_deb.sh, root only), and the man pages' lint (test_manpages.sh).
+# removed (test_deb.sh, root only), the RPM package built with rpmbuild,
+# installed into a private rpm root, loaded and erased (test_rpm.sh), and the
+# man pages' lint (test_manpages.sh).
 # See tests/pkg/README.md.
-TESTS += tests/pkg/test_deb.sh tests/pkg/test_manpages.sh tests/pkg/test_licence.sh
+TESTS += tests/pkg/test_deb.sh tests/pkg/test_rpm.sh tests/pkg/test_manpages.sh tests/pkg/test_licence.sh
 EXTRA_DIST += \
 	tests/pkg/README.md \
 	tests/pkg/test_manpages.sh \
 	tests/pkg/test_licence.sh \
 	tests/pkg/fresh_root.sh \
 	tests/pkg/test_deb.sh \
+	tests/pkg/test_rpm.sh \
+	tests/pkg/lib.sh \
 	debian/changelog \
 	debian/control \
 	debian/copyright \

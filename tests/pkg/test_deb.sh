@@ -36,6 +36,7 @@
 set -euo pipefail
 PW_TEST_NAME=test_deb
 . "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/lib.sh"
 pw_init
 
 PKG=opensm-portwatch
@@ -120,23 +121,8 @@ stray=$(ldconfig -p | awk '$1 == "libportwatch.so" { print $NF }' | head -n 1)
 
 # ------------------------------------------------------------ 1. build from a copy
 SRC=$PW_DIR/build/src
-mkdir -p "$SRC"
-top=$(git -C "$PW_SRCDIR" rev-parse --show-toplevel 2>/dev/null || true)
-if [ -n "$top" ] && [ "$(cd "$top" && pwd -P)" = "$(cd "$PW_SRCDIR" && pwd -P)" ]; then
-    # A git work tree: the files git knows plus new ones not ignored, as they
-    # are now (uncommitted changes included).
-    ( cd "$PW_SRCDIR" && git ls-files -z -c -o --exclude-standard \
-        | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
-        | tar --null -T - -cf - ) | tar -xf - -C "$SRC"
-    how="git work tree"
-else
-    # A source tarball (make distcheck unpacks one): all of it.
-    tar -C "$PW_SRCDIR" --exclude-vcs --exclude=autom4te.cache -cf - . | tar -xf - -C "$SRC"
-    chmod -R u+w "$SRC"
-    how="source tree"
-fi
+pkg_copy_source "$SRC"
 [ -f "$SRC/debian/rules" ] || pw_fail "no debian/rules in the copy of $PW_SRCDIR"
-pw_log "copied the $how $PW_SRCDIR ($(find "$SRC" -type f | wc -l) files); building the package"
 
 version=$(sed -n 's/^AC_INIT(\[portwatch\], *\[\([^]]*\)\].*/\1/p' "$SRC/configure.ac")
 debversion=$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version)
@@ -269,18 +255,7 @@ if tr '\0' '\n' <"/proc/$PW_OSM_PID/environ" | grep -q '^LD_LIBRARY_PATH='; then
 fi
 pw_log "opensm (pid $PW_OSM_PID, no LD_LIBRARY_PATH) mapped $maps"
 
-mark=$(log_lines "$PW_OSM_LOG")
-sim_cmd 'Unlink "Hca1"[1]'
-vsimctl port "$dev" 1 state=down
-wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*\[action=mark\]" 5 "$mark"
-pw_sleep 0.3
-mark=$(log_lines "$PW_OSM_LOG")
-sim_cmd 'ReLink "Hca1"[1]'
-vsimctl port "$dev" 1 state=init
-wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*\[action=sweep\]" 5 "$mark"
-pw_log "plugin: ${PW_MATCH_TEXT#*portwatch: }"
-wait_log "$PW_OSM_LOG" "$PW_RE_HEAVY" 5 "$mark"
-wait_log "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" 5 "$PW_MATCH_LINE"
+pkg_bounce_once "$dev"
 osm_stop_clean 5
 wait_log "$PW_OSM_LOG" 'portwatch: stopped: ' 2
 pw_log "plugin: ${PW_MATCH_TEXT#*portwatch: }"

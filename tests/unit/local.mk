@@ -6,8 +6,10 @@ TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) abs_top_srcdir=$(abs_top_srcdir) bash
 EXTRA_DIST += tests/with-vsim
 # Sanitizer builds: the runtime to preload ahead of instrumented libraries
-# loaded into uninstrumented programs (empty otherwise).
-AM_TESTS_ENVIRONMENT = PW_SANITIZER_PRELOAD='$(PW_SANITIZER_PRELOAD)'; export PW_SANITIZER_PRELOAD;
+# loaded into uninstrumented programs (empty otherwise). OPENSM: the opensm
+# the tests run, the one configure built the plugin for (--with-opensm).
+AM_TESTS_ENVIRONMENT = PW_SANITIZER_PRELOAD='$(PW_SANITIZER_PRELOAD)'; export PW_SANITIZER_PRELOAD; \
+	OPENSM='$(OPENSM)'; export OPENSM;
 EXTRA_DIST += tests/sanitizers/env.sh tests/sanitizers/asan.supp tests/sanitizers/lsan.supp \
 	tests/sanitizers/tsan.supp tests/sanitizers/valgrind.supp tests/stress/valgrind.sh tests/stress/model.sh \
 	tests/fuzz/fuzz_options.cpp tests/fuzz/fuzz_policy.cpp
