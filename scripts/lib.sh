@@ -119,3 +119,10 @@ pw_snapshot_source() {
     git -C "$top" ls-files -co --exclude-standard -z \
         | (cd "$top" && tar --null -T - -cf -) | tar -xf - -C "$dir"
 }
+
+# pw_osm_version FILE: the first "OpenSM X.Y.Z" string in FILE (an opensm
+# executable or a plugin built for one), empty if none. awk reads all of
+# strings' output, so no SIGPIPE fails the pipeline under pipefail.
+pw_osm_version() {
+    strings "$1" 2>/dev/null | awk '/^OpenSM [0-9]/ && !found { print; found = 1 }'
+}

@@ -355,8 +355,15 @@ pw_init() {
     exec {PW_SLEEP_FD}<>"$PW_DIR/sleep.fifo"
     pw_log "test $PW_TEST_NAME: work dir $PW_DIR"
     # Which OpenSM this run proves (scripts/check-opensm-versions reads it).
-    PW_OSM_VERSION=$(strings "$PW_OPENSM" 2>/dev/null | grep -m1 '^OpenSM [0-9]' || true)
+    PW_OSM_VERSION=$(osm_version_of "$PW_OPENSM")
     pw_log "opensm: $PW_OPENSM (${PW_OSM_VERSION:-no version string found})"
+}
+
+# osm_version_of FILE: the first "OpenSM X.Y.Z" string in FILE (an opensm or
+# a plugin built for one), empty if none. awk reads all of strings' output:
+# grep -m1 would leave strings to die of SIGPIPE and fail under pipefail.
+osm_version_of() {
+    strings "$1" 2>/dev/null | awk '/^OpenSM [0-9]/ && !found { print; found = 1 }'
 }
 
 # ------------------------------------------------------------------ ibsim

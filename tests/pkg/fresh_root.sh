@@ -100,11 +100,19 @@ printf '%s\n' "set -ex" "export DEBIAN_FRONTEND=noninteractive" "cd /root/portwa
     "apt-get update" "$cmds" >"$root/root/route.sh"
 fresh_roots=1
 [ "$route" = check ] && fresh_roots=0
+# scripts/check builds upstream OpenSM from the snapshots PW_OPENSM_SOURCES
+# names (scripts/check-opensm-versions): the root gets a copy of them.
+osm_sources=
+if [ "$route" = check ] && [ -n "${PW_OPENSM_SOURCES:-}" ]; then
+    osm_sources=/root/opensm-sources
+    mkdir -p "$root$osm_sources"
+    cp "$PW_OPENSM_SOURCES"/opensm-*.tar.gz "$root$osm_sources/"
+fi
 
 # ---- the route
 t0=$SECONDS
 if ! chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        PW_CHECK_FRESH_ROOTS=$fresh_roots bash /root/route.sh >"$work/route.log" 2>&1; then
+        PW_CHECK_FRESH_ROOTS=$fresh_roots ${osm_sources:+PW_OPENSM_SOURCES=$osm_sources} bash /root/route.sh >"$work/route.log" 2>&1; then
     tail -n 40 "$work/route.log"
     fail "the README's $route route failed in a fresh $release root"
 fi

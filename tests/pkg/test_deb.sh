@@ -204,8 +204,8 @@ pkgversion=$(dpkg-deb -f "$DEB" Version)
 [ "$osm_bin" = "$osm_dev" ] || pw_fail "installed opensm $osm_bin differs from libopensm-dev $osm_dev"
 mkdir -p "$PW_DIR/x"
 dpkg-deb -x "$DEB" "$PW_DIR/x"
-plugin_ver=$(strings "$PW_DIR/x$SO" | grep -m1 '^OpenSM [0-9]' || true)
-osm_ver=$(strings "$PW_OPENSM" | grep -m1 '^OpenSM [0-9]' || true)
+plugin_ver=$(osm_version_of "$PW_DIR/x$SO")
+osm_ver=$PW_OSM_VERSION
 [ -n "$plugin_ver" ] && [ "$plugin_ver" = "$osm_ver" ] \
     || pw_fail "the plugin's osm_version '$plugin_ver' is not $PW_OPENSM's '$osm_ver'"
 pw_log "package: Depends: $depends"

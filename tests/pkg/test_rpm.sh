@@ -46,7 +46,7 @@ pw_require_plugin   # the verbs simulator (the plugin loaded is the package's)
 osm_prefix=$(cd "$(dirname "$PW_OPENSM")/.." && pwd)
 osm_version_h=$osm_prefix/include/infiniband/opensm/osm_version.h
 pw_need_file "$osm_version_h" "the headers of $PW_OPENSM (libopensm-dev, or its own make install)"
-osm_ver=$(strings "$PW_OPENSM" | grep -m1 '^OpenSM [0-9]' || true)
+osm_ver=$PW_OSM_VERSION
 osm_upstream=${osm_ver#OpenSM }
 [ -n "$osm_ver" ] || pw_fail "no OpenSM version string in $PW_OPENSM"
 grep -qF "\"$osm_ver\"" "$osm_version_h" || pw_fail "$osm_version_h is not for $PW_OPENSM ($osm_ver)"
@@ -107,7 +107,7 @@ lic=$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$RPM" 2>/dev/null | a
 [[ $lic == */COPYING ]] || pw_fail "COPYING is not marked as the licence (%license): '$lic'"
 mkdir -p "$PW_DIR/x"
 ( cd "$PW_DIR/x" && rpm2cpio "$RPM" | cpio -idm --quiet ) || pw_fail "rpm2cpio | cpio failed"
-plugin_ver=$(strings "$PW_DIR/x/usr/lib64/libportwatch.so" | grep -m1 '^OpenSM [0-9]' || true)
+plugin_ver=$(osm_version_of "$PW_DIR/x/usr/lib64/libportwatch.so")
 [ "$plugin_ver" = "$osm_ver" ] || pw_fail "the plugin's osm_version '$plugin_ver' is not $PW_OPENSM's '$osm_ver'"
 pw_log "package: Version $pkgversion Release $release; Requires: ${requires%,}; plugin for '$plugin_ver'"
 
