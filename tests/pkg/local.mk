@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Packaging: the Debian package built, installed, loaded by stock opensm and
 # removed (test_deb.sh, root only), the RPM package built with rpmbuild,
-# installed into a private rpm root, loaded and erased (test_rpm.sh), and the
+# installed into a private rpm root, loaded and erased (test_rpm.sh), how
+# configure finds OpenSM (test_configure.sh), and the
 # man pages' lint (test_manpages.sh).
 # See tests/pkg/README.md.
-TESTS += tests/pkg/test_deb.sh tests/pkg/test_rpm.sh tests/pkg/test_manpages.sh tests/pkg/test_licence.sh
+TESTS += tests/pkg/test_deb.sh tests/pkg/test_rpm.sh tests/pkg/test_configure.sh tests/pkg/test_manpages.sh tests/pkg/test_licence.sh
 EXTRA_DIST += \
 	tests/pkg/README.md \
 	tests/pkg/test_manpages.sh \
@@ -12,6 +13,7 @@ EXTRA_DIST += \
 	tests/pkg/fresh_root.sh \
 	tests/pkg/test_deb.sh \
 	tests/pkg/test_rpm.sh \
+	tests/pkg/test_configure.sh \
 	tests/pkg/lib.sh \
 	debian/changelog \
 	debian/control \
