@@ -178,7 +178,7 @@ static void refuse(osm_opensm_t *osm, const char *problem, int log_ok)
 		"portwatch: ERROR: the running opensm's structures differ from "
 		"those portwatch was built against (%s); portwatch not loaded, "
 		"OpenSM runs without it: rebuild portwatch against this "
-		"opensm's libopensm-dev\n";
+		"opensm's own headers (libopensm-dev, opensm-devel)\n";
 
 	/* syslog reaches journald whatever OpenSM's log level. */
 	syslog(LOG_ERR, fmt, problem);

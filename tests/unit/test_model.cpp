@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <random>
@@ -615,20 +616,37 @@ private:
     // decide nothing - "no trigger" - do not end a deferral; a sweep, a
     // link loss or an SM state outside act_in do. A log window's summary
     // tells the last decision it counted; the sweep that ends a deferral it
-    // counted is told by the summary of the window after it.)
+    // counted is told by the summary of the window after it. A summary
+    // whose last action is none but which counted a link lost or back
+    // counted a link change that decided nothing, in an SM state outside
+    // act_in: that ends a deferral too.)
     bool deferral_pending() const
     {
         const std::vector<std::string> lines = host_->lines();
         for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-            if (it->rfind("in the last ", 0) == 0 &&
-                it->find("[last action=none]") == std::string::npos)
-                return it->find("[last action=defer]") != std::string::npos;
+            if (it->rfind("in the last ", 0) == 0) {
+                if (it->find("[last action=none]") == std::string::npos)
+                    return it->find("[last action=defer]") != std::string::npos;
+                if (summary_counted_link_change(*it))
+                    return false;
+                continue;
+            }
             if (it->find("[action=") == std::string::npos ||
                 it->find("no trigger") != std::string::npos)
                 continue;
             return it->find("[action=defer]") != std::string::npos;
         }
         return false;
+    }
+
+    // "in the last T ms: N link lost, M link back, ...": N + M > 0.
+    static bool summary_counted_link_change(const std::string &line)
+    {
+        long long ms = 0;
+        unsigned lost = 0, back = 0;
+        return std::sscanf(line.c_str(), "in the last %lld ms: %u link lost, %u link back", &ms,
+                           &lost, &back) == 3 &&
+               lost + back > 0;
     }
 
     bool world_active()
