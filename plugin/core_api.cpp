@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "host.hpp"
+#include "metrics_file.hpp"
 #include "monitor.hpp"
 #include "options.hpp"
 
@@ -27,6 +28,11 @@ extern "C" struct pw_core *pw_core_create(const struct pw_host *host, const char
             log.log(PW_LOG_SYS_ERROR, "ERROR: %s; plugin not loaded", parsed.error.c_str());
             return nullptr;
         }
+        // The file named as it will be written, %g expanded: the load line
+        // shows it, and a name too long once expanded is refused here.
+        if (!parsed.options->metrics_file.empty())
+            parsed.options->metrics_file =
+                metrics_path(parsed.options->metrics_file, log.sm_port_guid());
         log.log(PW_LOG_INFO, "loaded (portwatch %s for %s): %s", PACKAGE_VERSION, osm_version,
                 parsed.options->describe().c_str());
         auto core = std::make_unique<pw_core>();

@@ -31,13 +31,6 @@ std::string format(const char *fmt, const char *a, const char *b = "")
 
 }  // namespace
 
-Millis Backoff::take()
-{
-    Millis now = next_;
-    next_ = std::min(next_ * 2, max_);
-    return now;
-}
-
 Devices::Devices(const Host &host, const Options &opts)
     : host_(host), spec_(opts.port), retry_min_(std::min(opts.retry_min, opts.retry_max)),
       retry_max_(opts.retry_max), scan_backoff_(retry_min_, retry_max_)
@@ -223,6 +216,7 @@ void Devices::lose(const std::string &name, const char *why, TimePoint now)
         return;
     Slot &slot = it->second;
     slot.dev.reset();
+    ++closes_;
     // Failing again soon after opening (a device stuck in an error state,
     // repeated DEVICE_FATAL) keeps the backoff growing; a long healthy run
     // earns a quick reopen.

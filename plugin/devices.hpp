@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "backoff.hpp"
 #include "clock.hpp"
 #include "host.hpp"
 #include "options.hpp"
@@ -42,16 +43,21 @@ struct PortKey {
     }
 };
 
-// A doubling delay between two bounds.
-class Backoff {
-public:
-    Backoff(Millis min, Millis max) : min_(min), max_(max), next_(min) {}
-    // The delay to use now; the following one is twice as long (capped).
-    Millis take();
-    void reset() { next_ = min_; }
+// A port as the trackers know it: by its GUID, which survives a reset and a
+// rename (mlx5_0 back as mlx5_3); by its place only while the GUID is
+// unknown (its GID query failed).
+struct PortId {
+    uint64_t guid = 0;
+    PortKey place;  // empty while guid is known
 
-private:
-    Millis min_, max_, next_;
+    static PortId of(const PortKey &key, uint64_t guid)
+    {
+        return guid ? PortId{guid, {}} : PortId{0, key};
+    }
+    bool operator<(const PortId &o) const
+    {
+        return guid != o.guid ? guid < o.guid : place < o.place;
+    }
 };
 
 class Devices {
@@ -72,6 +78,9 @@ public:
 
     VerbsDevice *find(const std::string &name) const;
     std::vector<VerbsDevice *> open_devices() const;
+    // How many devices lose() has closed so far: a VerbsDevice pointer taken
+    // before is still valid while this has not changed.
+    unsigned long closes() const { return closes_; }
 
     // Whether the caller still looks for its port: while it does, the set
     // lists the devices again on its own backoff (new devices are found
@@ -114,6 +123,7 @@ private:
     int list_error_ = 0;                // errno of a failing device list, 0 when fine
     bool outage_logged_ = false;        // the retry line of this outage is out
     std::vector<std::string> present_;  // names the last device list showed
+    unsigned long closes_ = 0;
 };
 
 }  // namespace portwatch

@@ -2,6 +2,7 @@
 // The C++ face of struct pw_host: printf-style logging and typed calls.
 #pragma once
 
+#include <endian.h>
 #include <portwatch/host.h>
 
 #include <cstdarg>
@@ -18,6 +19,8 @@ public:
         __attribute__((format(printf, 3, 0)));
     pw_sm_state sm_state() const { return cb_.sm_state(cb_.ctx); }
     uint64_t sm_port_guid_net() const { return cb_.sm_port_guid(cb_.ctx); }
+    // The same in host byte order; 0 while OpenSM names no port.
+    uint64_t sm_port_guid() const { return be64toh(sm_port_guid_net()); }
     // false when OpenSM is exiting and refused.
     bool force_heavy_sweep(bool wake) const { return cb_.force_heavy_sweep(cb_.ctx, wake) == 0; }
 

@@ -5,20 +5,27 @@ noinst_LTLIBRARIES += plugin/libportwatch_core.la
 plugin_libportwatch_core_la_SOURCES = \
 	include/portwatch/host.h \
 	plugin/clock.hpp \
+	plugin/backoff.hpp \
 	plugin/core_api.cpp \
 	plugin/devices.cpp plugin/devices.hpp \
 	plugin/errno_text.hpp \
+	plugin/event_thread.cpp \
+	plugin/link_return.cpp \
 	plugin/outcome.cpp plugin/outcome.hpp \
 	plugin/port_resolver.cpp plugin/port_resolver.hpp \
 	plugin/host.cpp plugin/host.hpp \
 	plugin/log_limiter.cpp plugin/log_limiter.hpp \
 	plugin/metrics.cpp plugin/metrics.hpp \
 	plugin/metrics_file.cpp plugin/metrics_file.hpp \
+	plugin/metrics_publisher.cpp plugin/metrics_publisher.hpp \
 	plugin/monitor.cpp plugin/monitor.hpp \
 	plugin/options.cpp plugin/options.hpp \
+	plugin/osm_reports.cpp \
 	plugin/policy.cpp plugin/policy.hpp \
+	plugin/port_events.cpp \
 	plugin/port_tracker.cpp plugin/port_tracker.hpp \
 	plugin/telemetry.cpp plugin/telemetry.hpp \
+	plugin/transition_log.cpp plugin/transition_log.hpp \
 	plugin/verbs_device.cpp plugin/verbs_device.hpp \
 	plugin/wakeup.cpp plugin/wakeup.hpp
 plugin_libportwatch_core_la_CPPFLAGS = $(AM_CPPFLAGS) $(BOOST_CPPFLAGS) $(IBVERBS_CFLAGS)

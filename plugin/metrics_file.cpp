@@ -59,6 +59,17 @@ std::string metrics_path(const std::string &configured, uint64_t port_guid)
         out += guid;
         ++i;
     }
+    // Checked on the name as it will be, not as configured: each %g grows
+    // by 16 bytes. The temporary beside it must fit in a directory entry too.
+    const size_t name_size = out.size() - out.rfind('/') - 1;
+    if (out.size() > kMetricsPathMax || name_size > kMetricsNameMax)
+        throw std::runtime_error("portwatch.metrics_file: " + out + ": " +
+                                 (out.size() > kMetricsPathMax
+                                      ? "the path is " + std::to_string(out.size()) +
+                                            " bytes, at most " + std::to_string(kMetricsPathMax)
+                                      : "the file name is " + std::to_string(name_size) +
+                                            " bytes, at most " + std::to_string(kMetricsNameMax)) +
+                                 (out == configured ? "" : " (with %g expanded)"));
     return out;
 }
 

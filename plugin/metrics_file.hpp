@@ -6,15 +6,23 @@
 // the rename replaces a symlink at the path rather than writing through it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace portwatch {
 
+// The longest path and file name metrics_path() accepts: PATH_MAX less its
+// NUL, and NAME_MAX less what the temporary adds (".", ".PID.tmp", a pid of
+// up to 7 digits).
+constexpr size_t kMetricsPathMax = 4095;
+constexpr size_t kMetricsNameMax = 255 - 13;
+
 // The configured path with each "%g" replaced by the port GUID as Debian's
 // opensm service names its per-port log files (0x0002c90300001001); throws
 // std::runtime_error naming the option when the path has "%g" and the GUID
-// is 0 (OpenSM has not said which port it is bound to).
+// is 0 (OpenSM has not said which port it is bound to), or when the path or
+// the file name is too long once expanded.
 std::string metrics_path(const std::string &configured, uint64_t port_guid);
 
 class MetricsFile {

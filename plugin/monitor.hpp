@@ -3,6 +3,13 @@
 //   verbs async fd -> re-query the port (PortTracker) -> Policy -> Host,
 // with the device set (Devices) and the port resolution (PortResolver)
 // beside it, and the outcome check (Outcome) after every sweep it causes.
+// docs/DESIGN.md has the whole picture. The member functions are defined by
+// concern, one file each:
+//   monitor.cpp       construction, stop, what the metrics file shows
+//   event_thread.cpp  the loop: wait in poll(), dispatch, shut down
+//   port_events.cpp   a device's async events -> the port's transition
+//   link_return.cpp   a transition -> what OpenSM is asked -> the outcome
+//   osm_reports.cpp   what OpenSM's threads report, and taking it in
 // The thread sleeps in poll() on every open device's async_fd plus a wake-up
 // eventfd, with a timeout only while a hold-off, a device reopen or an
 // outcome check is due: zero wake-ups when idle, and stop() returns as soon
@@ -24,15 +31,15 @@
 #include "clock.hpp"
 #include "devices.hpp"
 #include "host.hpp"
-#include "log_limiter.hpp"
 #include "metrics.hpp"
-#include "metrics_file.hpp"
+#include "metrics_publisher.hpp"
 #include "options.hpp"
 #include "outcome.hpp"
 #include "policy.hpp"
 #include "port_resolver.hpp"
 #include "port_tracker.hpp"
 #include "telemetry.hpp"
+#include "transition_log.hpp"
 #include "wakeup.hpp"
 
 namespace portwatch {
@@ -51,9 +58,9 @@ struct Counters {
 
 class Monitor {
 public:
-    // Opens the devices, resolves the port and writes the metrics file;
-    // throws std::runtime_error (with a message for the log) on a
-    // configuration error. osm_version is for the metrics.
+    // Opens the devices, resolves the port and writes the metrics file (its
+    // name already expanded); throws std::runtime_error (with a message for
+    // the log) on a configuration error. osm_version is for the metrics.
     Monitor(const pw_host &host, const Options &opts, std::string osm_version = "");
     ~Monitor();  // stop()
     Monitor(const Monitor &) = delete;
@@ -69,14 +76,23 @@ public:
     const Counters &counters() const { return counters_; }
 
 private:
+    // event_thread.cpp
     void run() noexcept;
     void loop_once();
     void trouble(const char *what, TimePoint now) noexcept;
+    int poll_timeout(TimePoint now) const;
     void serve(TimePoint now, const std::vector<pollfd> &fds,
-               const std::vector<std::string> &names);
+               const std::vector<VerbsDevice *> &devices);
+    void run_due(TimePoint now);
+
+    // osm_reports.cpp
     void take_reports(TimePoint now);
-    void drain_device(const std::string &name, TimePoint now);
-    void handle_event(const std::string &name, const AsyncEvent &event, TimePoint now);
+    void absorb_reports();
+
+    // port_events.cpp. drain_device: false when it closed a device (the
+    // caller's device pointers may be stale).
+    bool drain_device(VerbsDevice &dev, TimePoint now);
+    void handle_event(VerbsDevice &dev, const AsyncEvent &event, TimePoint now);
     // link_may_have_changed: the driver reported a link state event
     // (PORT_ERR/PORT_ACTIVE), or the device was (re)opened: the link may have
     // gone and come back without the states showing it.
@@ -84,30 +100,28 @@ private:
                       bool link_may_have_changed, TimePoint now);
     void sync_ports(const std::string &name, TimePoint now);
     void note_port_guid(VerbsDevice &dev, unsigned port);
-    std::string tracker_key(const PortKey &key) const;
     void resolve(TimePoint now);
     void rescan(TimePoint now);
     void looking(TimePoint now);
     void lose(const std::string &name, const char *why, TimePoint now);
+
+    // link_return.cpp
     void act(const PortKey &key, const Transition &t, const char *cause, bool link_may_have_changed,
              TimePoint now);
     void apply(const Decision &d, TimePoint event_time, TimePoint now);
+    void hold_off_over(TimePoint now);
     void check_outcome(TimePoint now);
     void note_active(const PortKey &key, TimePoint now);
-    int poll_timeout(TimePoint now) const;
-    // A line of the transition family (transitions, hold-offs, outcomes):
-    // written in full, or counted into the summary of the log window (see
-    // LogLimiter). Returns whether it was written.
-    bool note(TimePoint now, pw_log_level level, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-    // Writes the log window's summary once it is due (or now_anyway: at
-    // stop, and when a counted line woke a sweep).
-    void summarise_if_due(TimePoint now, bool now_anyway = false);
+
+    // monitor.cpp
+    // The log window's summary, naming the watched port and its state.
+    void summarise(TimePoint now, bool now_anyway = false);
+    // The tracker of the port at key on dev (by its GUID when known).
+    PortTracker &tracker(const VerbsDevice &dev, const PortKey &key);
+    PortId port_id(const VerbsDevice &dev, const PortKey &key) const;
     // The watched port's last state seen; empty while unknown or its device is closed.
     std::optional<LinkState> watched_state() const;
     MetricsSnapshot metrics_snapshot() const;
-    // Rewrites the metrics file when something changed, at most once per
-    // window; throws on failure when first.
     void update_metrics(TimePoint now, bool first = false);
 
     Host host_;
@@ -117,36 +131,17 @@ private:
     Policy policy_;
     Outcome outcome_;
     Telemetry telemetry_;
+    TransitionLog log_;
+    MetricsPublisher metrics_;
     Wakeup wakeup_;
-    // Keyed by port GUID ("guid 0x..."), or by "DEV:PORT" while the GUID is
-    // unknown: a port keeps its last state across a reset and a rename.
-    std::map<std::string, PortTracker> trackers_;
+    // A port keeps its last state across a reset and a rename (PortId).
+    std::map<PortId, PortTracker> trackers_;
     std::map<PortKey, uint64_t> port_guids_;  // last port GUID seen, to log a change
     TimePoint deferred_event_time_;
     std::optional<TimePoint> link_back_at_;  // the watched link came back, not ACTIVE yet
     bool sm_acting_ = false;                 // the SM state last seen was in act_in
     Counters counters_;
-    // The log window's summary: what its counted lines stood for.
-    struct Tally {
-        unsigned lost = 0, back = 0, other = 0, sweeps = 0, marks = 0, deferred = 0;
-        Action last = Action::None;
-    };
-    LogLimiter limiter_;
-    Tally tally_;
-    // The storm (a chain of windows) so far: its summaries added up.
-    Tally storm_;
-    unsigned storm_summaries_ = 0;
-    TimePoint storm_started_{};
-    std::optional<TimePoint> last_sys_summary_;
-    bool line_full_ = true;  // the family's last line was written in full
-    // Metrics (portwatch.metrics_file): null when off.
     std::string osm_version_;
-    std::unique_ptr<MetricsFile> metrics_;
-    MetricsSnapshot metrics_written_;
-    bool metrics_pending_ = false;  // changed since written; due at metrics_next_
-    TimePoint metrics_next_{};
-    Backoff metrics_backoff_;
-    int metrics_error_ = 0;  // the failure last logged, 0 while writes succeed
     std::optional<double> last_link_back_unix_;
     std::optional<double> last_recovery_seconds_;
     // Trouble on the thread (an exception, a poll() error): the backoff and

@@ -51,7 +51,9 @@ struct Options {
     // Heavy sweeps requested again while the link is up but the port stays
     // INIT; 0 turns the check off.
     unsigned verify_tries = 4;
-    // Where to keep the Prometheus text file; empty: no metrics.
+    // Where to keep the Prometheus text file; empty: no metrics. As parsed
+    // it may hold %g; pw_core_create expands it (metrics_path) before the
+    // load line and the Monitor see it.
     std::string metrics_file;
     // The first reopen/rescan delay (doubles up to retry_max). Not a user
     // option: tests set it small.

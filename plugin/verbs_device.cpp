@@ -39,7 +39,8 @@ DeviceList::~DeviceList()
 }
 
 VerbsDevice::VerbsDevice(Key, ibv_context *context, unsigned port_count)
-    : context_(context), name_(ibv_get_device_name(context->device)), port_count_(port_count)
+    : context_(context), name_(ibv_get_device_name(context->device)), port_count_(port_count),
+      guids_(port_count + 1, 0)
 {
 }
 
@@ -158,6 +159,8 @@ int VerbsDevice::port_guid(unsigned port, uint64_t *guid)
         errno = 0;
         if (ibv_query_gid(context_, static_cast<uint8_t>(port), 0, &gid) == 0) {
             *guid = be64toh(gid.global.interface_id);
+            if (port < guids_.size())
+                guids_[port] = *guid;
             return 0;
         }
         err = errno ? errno : EIO;

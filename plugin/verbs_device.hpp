@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "port_tracker.hpp"
 
@@ -67,6 +68,10 @@ public:
     int query_port(unsigned port, PortInfo *out);
     // The port GUID (GID[0]'s interface id), host byte order; 0 or errno.
     int port_guid(unsigned port, uint64_t *guid);
+    // What port_guid() last read for the port, without a verbs call; 0
+    // while it never succeeded. Refreshed by calling port_guid() again (on
+    // GID_CHANGE).
+    uint64_t known_guid(unsigned port) const { return port < guids_.size() ? guids_[port] : 0; }
 
 private:
     struct Key {};  // only open() constructs: a context must pass its checks
@@ -78,6 +83,7 @@ private:
     ibv_context *context_;
     std::string name_;
     unsigned port_count_;
+    std::vector<uint64_t> guids_;  // by port number, 0: unknown
 };
 
 LinkState link_state_from_verbs(ibv_port_state state);

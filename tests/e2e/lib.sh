@@ -865,6 +865,21 @@ pw_require_plugin() {
     pw_need_file "$PW_VSIMCTL" "build the verbs simulator first (make check builds it)"
 }
 
+# fabric_start STYLE [NAME]: the two-switch ibsim fabric, and the SM's HCA
+# in the verbs simulator as a STYLE device (vsim_setup).
+fabric_start() {
+    sim_start "$PW_NET_2SW"
+    vsim_setup "$@"
+}
+
+# osm_watching DEV: after osm_start_plugin, wait until the plugin watches
+# DEV port 1, holds DEV open, and opensm has brought the subnet up.
+osm_watching() {
+    wait_log "$PW_OSM_LOG" "portwatch: watching $1:1" 5
+    vsimctl wait-open "$1"
+    osm_wait_up 10
+}
+
 # vsim_setup STYLE [NAME]: write a VSIM_CONFIG describing the SM's HCA (Hca1:
 # node and port 1 GUIDs) as a device of driver STYLE (mlx5, mlx4, rxe), port 1
 # ACTIVE. Sets PW_VSIM_DEV, PW_VSIM_CONFIG, PW_VSIM_SOCKET.
@@ -902,6 +917,40 @@ vsimctl() {
         ok*|*$'\n'ok*) ;;
         *) pw_fail "vsimctl $* did not answer ok: $PW_VSIM_REPLY" ;;
     esac
+}
+
+# The SM's link in a bounce, in the order real hardware shows it: the fabric
+# first (ibsim's console, HOST port 1), then what the HCA's driver reports
+# (DEV port 1 in the verbs simulator).
+#   fabric_link down|back [HOST]   the fabric half alone: Unlink or ReLink
+#                                  (HOST defaults to Hca1, the SM's host)
+#   link_step STEP DEV [HOST]      both halves; STEP is
+#     down           Unlink, then the port DOWN
+#     back[=STATE]   ReLink, then the port at STATE (init: mlx5 and mlx4
+#                    report a return at INIT; rxe has no INIT: back=active)
+#     active         the driver alone: ACTIVE, as the HCA reports it once
+#                    opensm has configured the port in the fabric
+# The driver half is made by the command in PW_LINK_DRIVER (default
+# vsimctl): a test with several simulators names a function that makes the
+# change in each. PW_VSIM_T_US is the instant of the driver's change.
+fabric_link() {
+    case $1 in
+        down) sim_cmd "Unlink \"${2:-Hca1}\"[1]" ;;
+        back) sim_cmd "ReLink \"${2:-Hca1}\"[1]" ;;
+        *) pw_fail "fabric_link: unknown step '$1'" ;;
+    esac
+}
+
+link_step() {
+    local step=$1 dev=$2 host=${3:-Hca1} state
+    case $step in
+        down) fabric_link down "$host"; state=down ;;
+        back) fabric_link back "$host"; state=init ;;
+        back=*) fabric_link back "$host"; state=${step#back=} ;;
+        active) state=active ;;
+        *) pw_fail "link_step: unknown step '$step'" ;;
+    esac
+    "${PW_LINK_DRIVER:-vsimctl}" port "$dev" 1 state="$state"
 }
 
 # osm_start_plugin CONF [NAME=value ...]: opensm with libportwatch.so found

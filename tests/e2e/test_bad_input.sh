@@ -26,8 +26,7 @@ set -euo pipefail
 pw_init
 pw_require_plugin
 
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5
+fabric_start mlx5
 
 # conf NAME: a config with the plugin named, options to be appended raw.
 conf() {

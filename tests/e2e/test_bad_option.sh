@@ -11,7 +11,10 @@
 #      opensm logs "cannot load plugin"; the plugin never says "loaded",
 #      "watching" or "stopped:"; opensm still reaches SUBNET UP, the SM port
 #      is ACTIVE, and SIGTERM makes it exit with status 0.
-#   3. event_plugin_options otherplugin.knob=7 portwatch.holdoff_ms=250
+#   3. portwatch.metrics_file=DIR/<230 bytes>-%g: a valid value whose file
+#      name is too long once %g is OpenSM's port GUID (248 > 242 bytes);
+#      refused the same way, before the load line.
+#   4. event_plugin_options otherplugin.knob=7 portwatch.holdoff_ms=250
 #      The option string is shared by every plugin: a foreign token is not an
 #      error; the plugin loads (and reports holdoff 250 ms in its load line).
 set -euo pipefail
@@ -19,8 +22,7 @@ set -euo pipefail
 pw_init
 pw_require_plugin
 
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5
+fabric_start mlx5
 
 refused() {   # NAME OPTIONS TOKEN-TO-BE-NAMED
     local name=$1 opts=$2 token=$3 n err
@@ -50,6 +52,9 @@ refused() {   # NAME OPTIONS TOKEN-TO-BE-NAMED
 
 refused banana 'portwatch.holdoff_ms=banana' 'banana'
 refused unknown_key 'portwatch.no_such_key=1' 'no_such_key'
+long_name=$(printf 'n%.0s' $(seq 230))
+refused long_metrics_name "portwatch.metrics_file=$PW_DIR/$long_name%g" \
+    'the file name is 248 bytes, at most 242 (with %g expanded)'
 
 pw_log "---- case foreign: event_plugin_options otherplugin.knob=7 portwatch.holdoff_ms=250"
 osm_make_conf "$PW_DIR/opensm-foreign.conf" sweep_interval=0 event_plugin_name=portwatch \

@@ -81,8 +81,7 @@ run_style() {
         rxe) return_state=active; mirror_active=0 ;;
     esac
     pw_log "===== driver style $STYLE: $BOUNCES bounces"
-    sim_start "$PW_NET_2SW"
-    vsim_setup "$STYLE"
+    fabric_start "$STYLE"
     dev=$PW_VSIM_DEV
     osm_make_conf "$PW_DIR/opensm-$STYLE.conf" sweep_interval=0 \
         event_plugin_name=portwatch \
@@ -105,8 +104,7 @@ run_style() {
     for b in $(seq 1 "$BOUNCES"); do
         # ---- loss
         mark0=$(log_lines "$PW_OSM_LOG")
-        sim_cmd 'Unlink "Hca1"[1]'
-        vsimctl port "$dev" 1 state=down
+        link_step down "$dev"
         wait_log_soft "$PW_OSM_LOG" "portwatch: $dev:1 .*$RE_TAGGED" 2 "$mark0" \
             || bounce_fail "$b" "$mark0" "no transition logged for the link loss"
         line_loss=$PW_MATCH_LINE
@@ -121,8 +119,7 @@ run_style() {
         [ "$loss_sweeps" -le "$LOSS_SWEEPS_EXPECTED" ] \
             || bounce_fail "$b" "$mark0" "the link loss requested a sweep (sweep_on_loss is off)"
         total_loss_sweeps=$(( total_loss_sweeps + loss_sweeps ))
-        sim_cmd 'ReLink "Hca1"[1]'
-        vsimctl port "$dev" 1 state="$return_state"
+        link_step "back=$return_state" "$dev"
         t_cmd=$PW_VSIM_T_US
         wait_log_soft "$PW_OSM_LOG" "portwatch: $dev:1 .*$RE_TAGGED" 2 "$mark1" \
             || bounce_fail "$b" "$mark0" "no transition logged for the link's return"
@@ -143,7 +140,7 @@ run_style() {
             || bounce_fail "$b" "$mark0" "SM port is $PW_PORT_STATE 2 s after the heavy sweep, expected Active"
         # ---- mirror what the hardware would report next, then stay quiet
         mark2=$(log_lines "$PW_OSM_LOG")
-        if [ "$mirror_active" = 1 ]; then vsimctl port "$dev" 1 state=active; fi
+        if [ "$mirror_active" = 1 ]; then link_step active "$dev"; fi
         vsimctl event "$dev" 1 lid_change
         vsimctl event "$dev" 1 client_reregister
         pw_sleep "$QUIET_S"

@@ -58,19 +58,18 @@ scenario_fail() {   # MARK MESSAGE
 expect_active() {   # MARK DEVICE WHAT
     wait_port_state Hca1 1 Active "$ACTIVE_BOUND_S" \
         || scenario_fail "$1" "$3: SM port is $PW_PORT_STATE ${ACTIVE_BOUND_S} s later, expected Active"
-    vsimctl port "$2" 1 state=active
+    link_step active "$2"
     wait_log "$PW_OSM_LOG" "portwatch: $2:1 is ACTIVE again" 5 "$1"
     osm_alive || pw_fail "$3: opensm is gone"
 }
 
 # A removal that takes the link with it.
 reset_away() {   # DEVICE
-    sim_cmd 'Unlink "Hca1"[1]'
+    fabric_link down
     vsimctl remove "$1"
 }
 
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5 mlx5_0
+fabric_start mlx5 mlx5_0
 cat >>"$PW_VSIM_CONFIG" <<EOF
 add mlx5_1 node_guid=$OTHER_NODE_GUID style=mlx5 state=active
 EOF
@@ -95,7 +94,7 @@ vsimctl wait-closed mlx5_0
 pw_sleep 1.5
 vsimctl stats mlx5_1
 case $PW_VSIM_REPLY in *" open_contexts=1 "*) ;; *) scenario_fail "$mark" "1: mlx5_1 was closed: $PW_VSIM_REPLY" ;; esac
-sim_cmd 'ReLink "Hca1"[1]'
+fabric_link back
 back=$(log_lines "$PW_OSM_LOG")
 vsimctl add mlx5_0 node_guid="$PW_HCA1_NODE_GUID" style=mlx5 state=init
 wait_log_soft "$PW_OSM_LOG" 'portwatch: mlx5_0:1 .*\(device opened\): link back.*\[action=sweep\]' 5 "$back" \
@@ -111,7 +110,7 @@ mark=$(log_lines "$PW_OSM_LOG")
 reset_away mlx5_0
 vsimctl wait-closed mlx5_0
 pw_sleep 0.5
-sim_cmd 'ReLink "Hca1"[1]'
+fabric_link back
 back=$(log_lines "$PW_OSM_LOG")
 vsimctl add mlx5_3 node_guid="$PW_HCA1_NODE_GUID" style=mlx5 state=init
 wait_log_soft "$PW_OSM_LOG" 'portwatch: verbs device mlx5_0 is back as mlx5_3' 5 "$back" \
@@ -152,21 +151,17 @@ pw_log "3 ok: bounded reopening, watched again"
 # ---- 4. events read late hide a return; the outcome check catches it
 pw_log "--- 4: INIT, then DOWN and INIT read late"
 mark=$(log_lines "$PW_OSM_LOG")
-sim_cmd 'Unlink "Hca1"[1]'
-vsimctl port "$DEV" 1 state=down
+link_step down "$DEV"
 wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 ACTIVE -> DOWN" 5 "$mark"
-sim_cmd 'ReLink "Hca1"[1]'
-vsimctl port "$DEV" 1 state=init
+link_step back "$DEV"
 wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 DOWN -> INIT .*\[action=sweep\]" 5 "$mark"
 wait_log "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" 5 "$mark"
 # The SM has swept; the HCA still reads INIT (its view trails). Now the
 # cable moves, and both of its events are read late.
 moved=$(log_lines "$PW_OSM_LOG")
 vsimctl delay get_async_event ms=800 count=1
-sim_cmd 'Unlink "Hca1"[1]'
-vsimctl port "$DEV" 1 state=down
-sim_cmd 'ReLink "Hca1"[1]'
-vsimctl port "$DEV" 1 state=init
+link_step down "$DEV"
+link_step back "$DEV"
 wait_port_state Hca1 1 Initialize 2 || scenario_fail "$mark" "4: SM port is $PW_PORT_STATE after the move, expected Initialize"
 wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 INIT -> INIT .*no change" 5 "$moved"
 wait_log_soft "$PW_OSM_LOG" "portwatch: $DEV:1 is INIT [0-9]+ ms after the heavy sweep: heavy sweep requested again" 10 "$moved" \

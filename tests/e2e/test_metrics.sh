@@ -35,15 +35,12 @@ pw_cleanup_hook() { ne_stop; }
 ne_start "$TEXTFILE_DIR"
 
 # ---- opensm with the plugin writing the file.
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5
+fabric_start mlx5
 dev=$PW_VSIM_DEV
 osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0 event_plugin_name=portwatch \
     "event_plugin_options=portwatch.holdoff_ms=100 portwatch.metrics_file=$PROM"
 osm_start_plugin "$PW_DIR/opensm.conf"
-wait_log "$PW_OSM_LOG" "portwatch: watching $dev:1" 5
-vsimctl wait-open "$dev"
-osm_wait_up 10
+osm_watching "$dev"
 wait_port_state Hca1 1 Active 2 || pw_fail "SM port is $PW_PORT_STATE after SUBNET UP"
 
 STATE="portwatch_port_state_id{device=\"$dev\",port=\"1\"}"
@@ -59,17 +56,15 @@ pw_log "before the bounce: $(grep '^portwatch_info' <<<"$NE_SCRAPE")"
 
 # ---- one bounce, in real hardware order, mirrored in the simulator.
 mark=$(log_lines "$PW_OSM_LOG")
-sim_cmd 'Unlink "Hca1"[1]'
-vsimctl port "$dev" 1 state=down
+link_step down "$dev"
 wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*link lost" 5 "$mark"
 ne_wait "$STATE" 'v == 1' 5
 pw_sleep 0.3
 mark=$(log_lines "$PW_OSM_LOG")
-sim_cmd 'ReLink "Hca1"[1]'
-vsimctl port "$dev" 1 state=init
+link_step back "$dev"
 wait_log "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" 5 "$mark"
 wait_port_state Hca1 1 Active 5 || pw_fail "SM port is $PW_PORT_STATE after the sweep, expected Active"
-vsimctl port "$dev" 1 state=active
+link_step active "$dev"
 
 ne_wait "$STATE" 'v == 4' 5
 ne_wait 'portwatch_reaction_seconds_count{stage="subnet_up"}' 'v >= 1' 5

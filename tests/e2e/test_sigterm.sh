@@ -18,8 +18,7 @@ set -euo pipefail
 pw_init
 pw_require_plugin
 
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5
+fabric_start mlx5
 DEV=$PW_VSIM_DEV
 STOP_TIMES=()
 
@@ -28,9 +27,7 @@ start_case() {   # NAME HOLDOFF_MS
     osm_make_conf "$PW_DIR/opensm-$1.conf" sweep_interval=0 event_plugin_name=portwatch \
         "event_plugin_options=portwatch.holdoff_ms=$2"
     osm_start_plugin "$PW_DIR/opensm-$1.conf"
-    wait_log "$PW_OSM_LOG" "portwatch: watching $DEV:1" 5
-    vsimctl wait-open "$DEV"
-    osm_wait_up 10
+    osm_watching "$DEV"
 }
 
 stop_case() {   # NAME -> sets STOPPED (the summary line)
@@ -47,13 +44,16 @@ counter() {   # NAME -> value from $STOPPED
     printf '%s\n' "$STOPPED" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"
 }
 
-link_down() {
-    sim_cmd 'Unlink "Hca1"[1]'
-    vsimctl port "$DEV" 1 state=down
-}
-link_back() {
-    sim_cmd 'ReLink "Hca1"[1]'
-    vsimctl port "$DEV" 1 state=init
+# bounce ACTION [PAUSE_S]: the SM's link goes (the loss logged), stays down
+# PAUSE_S, and comes back; the return is logged with [action=ACTION].
+bounce() {
+    local mark
+    mark=$(log_lines "$PW_OSM_LOG")
+    link_step down "$DEV"
+    wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 10 "$mark"
+    if [ -n "${2:-}" ]; then pw_sleep "$2"; fi
+    link_step back "$DEV"
+    wait_log "$PW_OSM_LOG" "portwatch: .*\[action=$1\]" 10 "$mark"
 }
 
 # ---- idle
@@ -63,30 +63,17 @@ stop_case idle
 
 # ---- SIGTERM right after a sweep request
 start_case after 100
-mark=$(log_lines "$PW_OSM_LOG")
-link_down
-wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 10 "$mark"
-pw_sleep 0.2
-link_back
-wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=sweep\]' 10 "$mark"
+bounce sweep 0.2
 stop_case after
 [ "$(counter sweeps)" = 1 ] || pw_fail "after: sweeps=$(counter sweeps), expected 1"
 
 # ---- SIGTERM with a deferred sweep pending
 start_case deferred 30000
-mark=$(log_lines "$PW_OSM_LOG")
-link_down
-wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 10 "$mark"
-link_back
-wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=sweep\]' 10 "$mark"
+bounce sweep
 wait_log "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" 5 "$PW_MATCH_LINE"
 wait_port_state Hca1 1 Active 2 || pw_fail "deferred: SM port is $PW_PORT_STATE after the first return"
-vsimctl port "$DEV" 1 state=active
-mark=$(log_lines "$PW_OSM_LOG")
-link_down
-wait_log "$PW_OSM_LOG" "portwatch: $DEV:1 .*-> DOWN .*\[action=" 10 "$mark"
-link_back
-wait_log "$PW_OSM_LOG" 'portwatch: .*\[action=defer\]' 10 "$mark"
+link_step active "$DEV"
+bounce defer
 pw_log "plugin: ${PW_MATCH_TEXT#*portwatch: }"
 mark=$(log_lines "$PW_OSM_LOG")
 stop_case deferred

@@ -50,7 +50,7 @@ st2=$(ibportstate_state Hca1 1)
 # Bounce the SM's own link.
 mark=$(log_lines "$PW_OSM_LOG")
 t0=$(pw_now_us)
-sim_cmd 'Unlink "Hca1"[1]'
+fabric_link down
 unlink_ms=$(pw_fmt_ms $(( $(pw_now_us) - t0 )))
 # ibsim's own view: Debian 13's libibumad (rdma-core 56) does not open a
 # local port whose link is down for an SMP, so smpquery cannot say Down.
@@ -58,7 +58,7 @@ st=$(sim_dump_port_state Hca1 1)
 pw_log "after Unlink (console command took $unlink_ms ms): SM port is $st (ibsim)"
 [ "$st" = Down ] || pw_fail "SM port is $st after Unlink, expected Down"
 sleep 0.5
-sim_cmd 'ReLink "Hca1"[1]'
+fabric_link back
 t_relink=$(pw_now_us)
 st=$(smp_port_state Hca1 1)
 pw_log "right after ReLink: SM port is $st"

@@ -64,27 +64,22 @@ logger -t pw-test "syslog test ready" 2>/dev/null || busybox logger -t pw-test "
 wait_log "$MESSAGES" 'pw-test.*syslog test ready' 5
 pw_log "syslogd (pid $SYSLOGD_PID) on this namespace's /dev/log"
 
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5
+fabric_start mlx5
 dev=$PW_VSIM_DEV
 osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0 event_plugin_name=portwatch \
     event_plugin_options=portwatch.holdoff_ms=100
 osm_start_plugin "$PW_DIR/opensm.conf"
-wait_log "$PW_OSM_LOG" "portwatch: watching $dev:1" 5
-vsimctl wait-open "$dev"
-osm_wait_up 10
+osm_watching "$dev"
 wait_port_state Hca1 1 Active 2 || pw_fail "SM port is $PW_PORT_STATE after SUBNET UP"
 
 mark=$(log_lines "$PW_OSM_LOG")
-sim_cmd 'Unlink "Hca1"[1]'
-vsimctl port "$dev" 1 state=down
+link_step down "$dev"
 wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*link lost" 5 "$mark"
 pw_sleep 0.3
-sim_cmd 'ReLink "Hca1"[1]'
-vsimctl port "$dev" 1 state=init
+link_step back "$dev"
 wait_log "$PW_OSM_LOG" "$PW_RE_SUBNET_UP" 5 "$mark"
 wait_port_state Hca1 1 Active 5 || pw_fail "SM port is $PW_PORT_STATE after the sweep, expected Active"
-vsimctl port "$dev" 1 state=active
+link_step active "$dev"
 wait_log "$PW_OSM_LOG" "portwatch: $dev:1 is ACTIVE again" 5 "$mark"
 
 wait_log "$MESSAGES" "OpenSM\[$PW_OSM_PID\]: portwatch: $dev:1 ACTIVE -> DOWN .*link lost" 5

@@ -120,22 +120,27 @@ ne_wait 'portwatch_port_state_id{device="mlx5_1",port="1"}' 'v == 4' 5 "$GUID_B"
     || pw_fail "node_exporter cannot read the two files side by side: $(grep -i error "$PW_DIR/node_exporter.log" | tail -n 3)"
 pw_log "metrics: node_exporter serves $(grep -c '^portwatch_info' <<<"$NE_SCRAPE") instances from $(ls "$TEXTFILE_DIR" | tr '\n' ' ')"
 
+# The host's hardware, as both instances' simulators report it (each
+# instance sees both devices).
+vsimctl_both() {
+    local t
+    for t in A B; do use "$t"; vsimctl "$@"; done
+}
+
 # bounce TAG HOST DEV OTHER: the link of TAG's port goes and comes back. The
 # host's hardware reports it to both instances (both see both devices).
 bounce() {
-    local tag=$1 host=$2 dev=$3 other=$4 mark_me mark_other t
+    local tag=$1 host=$2 dev=$3 other=$4 mark_me mark_other
     use "$other"; mark_other=$(log_lines "$PW_OSM_LOG")
     use "$tag"; mark_me=$(log_lines "$PW_OSM_LOG")
-    sim_cmd "Unlink \"$host\"[1]"
-    for t in A B; do use "$t"; vsimctl port "$dev" 1 state=down; done
+    PW_LINK_DRIVER=vsimctl_both link_step down "$dev" "$host"
     pw_sleep 0.3
-    sim_cmd "ReLink \"$host\"[1]"
-    for t in A B; do use "$t"; vsimctl port "$dev" 1 state=init; done
+    PW_LINK_DRIVER=vsimctl_both link_step back "$dev" "$host"
     use "$tag"
     wait_log "$PW_OSM_LOG" "portwatch: $dev:1 DOWN -> INIT .*\\[action=sweep\\]" 5 "$mark_me"
     wait_log "$PW_OSM_LOG" "$PW_RE_HEAVY" 5 "$mark_me"
     wait_port_state "$host" 1 Active 5 || pw_fail "$tag: SM port is $PW_PORT_STATE after its bounce"
-    for t in A B; do use "$t"; vsimctl port "$dev" 1 state=active; done
+    PW_LINK_DRIVER=vsimctl_both link_step active "$dev"
     use "$tag"
     wait_log "$PW_OSM_LOG" "portwatch: $dev:1 is ACTIVE again" 5 "$mark_me"
     pw_log "$tag's bounce: its plugin swept, its SM port is Active"

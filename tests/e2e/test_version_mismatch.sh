@@ -31,8 +31,7 @@ plugin_ver=$(osm_version_of "$PW_PLUGIN_DIR/libportwatch.so")
     || pw_fail "the plugin is built for '$plugin_ver', which is $PW_OPENSM's own version: no mismatch to test"
 pw_log "plugin built for '$plugin_ver', opensm is '$PW_OSM_VERSION'"
 
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5
+fabric_start mlx5
 osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0 event_plugin_name=portwatch \
     'event_plugin_options=portwatch.holdoff_ms=100'
 osm_start_plugin "$PW_DIR/opensm.conf"
@@ -48,8 +47,8 @@ osm_wait_up 10
 
 # OpenSM without the plugin still works: a bounce of its port, then SIGHUP
 # (what an admin does without portwatch), ends in a heavy sweep and SUBNET UP.
-sim_cmd 'Unlink "Hca1"[1]'
-sim_cmd 'ReLink "Hca1"[1]'
+fabric_link down
+fabric_link back
 mark=$(log_lines "$PW_OSM_LOG")
 kill -HUP "$PW_OSM_PID"
 wait_log "$PW_OSM_LOG" "$PW_RE_HEAVY" 10 "$mark"

@@ -31,13 +31,11 @@ pkg_copy_source() {
 pkg_bounce_once() {
     local dev=$1 mark
     mark=$(log_lines "$PW_OSM_LOG")
-    sim_cmd 'Unlink "Hca1"[1]'
-    vsimctl port "$dev" 1 state=down
+    link_step down "$dev"
     wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*\[action=mark\]" 5 "$mark"
     pw_sleep 0.3
     mark=$(log_lines "$PW_OSM_LOG")
-    sim_cmd 'ReLink "Hca1"[1]'
-    vsimctl port "$dev" 1 state=init
+    link_step back "$dev"
     wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*\[action=sweep\]" 5 "$mark"
     pw_log "plugin: ${PW_MATCH_TEXT#*portwatch: }"
     wait_log "$PW_OSM_LOG" "$PW_RE_HEAVY" 5 "$mark"

@@ -235,8 +235,7 @@ pw_log "portwatch-conf: $(diff "$PW_DIR/opensm.conf.orig" "$PW_DIR/opensm.conf" 
 
 # ------------------------------------------------------------ 5. stock opensm loads it
 unset LD_LIBRARY_PATH
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5
+fabric_start mlx5
 dev=$PW_VSIM_DEV
 osm_start "$PW_DIR/opensm.conf" LD_PRELOAD="$PW_VSIM_LIB" \
     VSIM_CONFIG="$PW_VSIM_CONFIG" VSIM_SOCKET="$PW_VSIM_SOCKET"
@@ -245,9 +244,7 @@ case $PW_MATCH_TEXT in *'portwatch: loaded'*) ;; *) pw_fail "opensm did not load
 loaded=${PW_MATCH_TEXT#*portwatch: }
 pw_log "plugin: $loaded"
 [ "${loaded##*): }" = "$want_opts" ] || pw_fail "the plugin runs with '${loaded##*): }', portwatch-conf status said '$want_opts'"
-wait_log "$PW_OSM_LOG" "portwatch: watching $dev:1" 5
-vsimctl wait-open "$dev"
-osm_wait_up 10
+osm_watching "$dev"
 maps=$(grep -F 'libportwatch.so' "/proc/$PW_OSM_PID/maps" | awk '{ print $NF }' | sort -u)
 [ "$maps" = "$SO" ] || pw_fail "opensm mapped libportwatch.so from '$maps', expected $SO"
 if tr '\0' '\n' <"/proc/$PW_OSM_PID/environ" | grep -q '^LD_LIBRARY_PATH='; then

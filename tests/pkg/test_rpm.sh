@@ -127,8 +127,7 @@ out=$("$ROOT/usr/sbin/portwatch-conf" -f "$PW_DIR/opensm.conf" enable holdoff_ms
     || pw_fail "the installed portwatch-conf enable failed: $out"
 grep -qx 'event_plugin_name portwatch' "$PW_DIR/opensm.conf" || pw_fail "portwatch-conf did not enable portwatch"
 
-sim_start "$PW_NET_2SW"
-vsim_setup mlx5
+fabric_start mlx5
 dev=$PW_VSIM_DEV
 osm_start "$PW_DIR/opensm.conf" LD_PRELOAD="$PW_VSIM_LIB" LD_LIBRARY_PATH="$ROOT/usr/lib64" \
     VSIM_CONFIG="$PW_VSIM_CONFIG" VSIM_SOCKET="$PW_VSIM_SOCKET"
@@ -138,9 +137,7 @@ case $PW_MATCH_TEXT in
     *) pw_fail "opensm did not load the packaged plugin for $osm_ver: $PW_MATCH_TEXT" ;;
 esac
 pw_log "plugin: ${PW_MATCH_TEXT#*portwatch: }"
-wait_log "$PW_OSM_LOG" "portwatch: watching $dev:1" 5
-vsimctl wait-open "$dev"
-osm_wait_up 10
+osm_watching "$dev"
 maps=$(grep -F 'libportwatch.so' "/proc/$PW_OSM_PID/maps" | awk '{ print $NF }' | sort -u)
 [ "$maps" = "$SO" ] || pw_fail "opensm mapped libportwatch.so from '$maps', expected $SO"
 pkg_bounce_once "$dev"

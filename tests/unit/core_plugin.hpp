@@ -29,6 +29,9 @@ public:
         report(PW_REPORT_HEAVY_SWEEP_DONE);
         report(PW_REPORT_SUBNET_UP);
     }
+    // OpenSM's order: osm_exit_flag first (force_heavy_sweep refuses from
+    // then on), then the plugin's delete(). After it returns, any callback
+    // is a call into an OpenSM that is tearing itself down.
     void destroy()
     {
         if (!core_)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "fake_host.hpp"
 
+#include <cstdio>
 #include <new>
+#include <string>
 
 #include <dlfcn.h>
 #include <endian.h>
@@ -201,6 +203,22 @@ std::string vsim(const std::string &command)
     int rc = fn(command.c_str(), reply, sizeof(reply));
     BOOST_REQUIRE_MESSAGE(rc == 0, "vsim '" << command << "' -> " << reply);
     return reply;
+}
+
+void add_device(const std::string &name, uint64_t node_guid, const std::string &extra)
+{
+    char guid[24];
+    std::snprintf(guid, sizeof(guid), "0x%016llx", static_cast<unsigned long long>(node_guid));
+    vsim("add " + name + " node_guid=" + guid + (extra.empty() ? "" : " " + extra));
+}
+
+std::string stat_of(const std::string &stats, const std::string &key)
+{
+    size_t at = stats.find(" " + key + "=");
+    if (at == std::string::npos)
+        return "?";
+    at += key.size() + 2;
+    return stats.substr(at, stats.find(' ', at) - at);
 }
 
 bool try_vsim(const std::string &command, std::string *reply)

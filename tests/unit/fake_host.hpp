@@ -82,5 +82,9 @@ std::string vsim(const std::string &command);
 // The same without Boost.Test assertions, for threads other than the test's
 // own: false (and the reply in *reply) on an error reply or no simulator.
 bool try_vsim(const std::string &command, std::string *reply = nullptr);
+// "add NAME node_guid=0x... EXTRA": a device in the simulator.
+void add_device(const std::string &name, uint64_t node_guid, const std::string &extra = "");
+// The value of KEY in a "stats DEV" reply ("?" when absent).
+std::string stat_of(const std::string &stats, const std::string &key);
 
 }  // namespace pwtest

@@ -47,7 +47,7 @@ check_PROGRAMS += tests/unit/test_faults
 TESTS += tests/unit/test_faults
 tests_unit_test_faults_SOURCES = \
 	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
-	tests/unit/test_faults.cpp
+	tests/unit/core_plugin.hpp tests/unit/test_faults.cpp
 tests_unit_test_faults_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_faults_LDADD = $(PW_TEST_LDADD)
 

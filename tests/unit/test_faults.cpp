@@ -25,6 +25,7 @@
 
 #include "clock.hpp"
 #include "expect.hpp"
+#include "core_plugin.hpp"
 #include "fake_host.hpp"
 
 using namespace pwtest;
@@ -35,56 +36,6 @@ namespace {
 constexpr uint64_t kNodeGuid = 0x0002c90300002000ULL;
 constexpr uint64_t kPort1Guid = kNodeGuid + 1;
 constexpr const char *kOptions = "portwatch.holdoff_ms=0 portwatch.retry_max_ms=200";
-
-void add_device(const std::string &name, uint64_t node_guid = kNodeGuid,
-                const std::string &extra = "")
-{
-    char cmd[200];
-    std::snprintf(cmd, sizeof(cmd), "add %s node_guid=0x%016llx %s", name.c_str(),
-                  static_cast<unsigned long long>(node_guid), extra.c_str());
-    vsim(cmd);
-}
-
-std::string stat_of(const std::string &stats, const std::string &key)
-{
-    size_t at = stats.find(" " + key + "=");
-    if (at == std::string::npos)
-        return "?";
-    at += key.size() + 2;
-    return stats.substr(at, stats.find(' ', at) - at);
-}
-
-// The plugin as OpenSM holds it: created, reported to, destroyed.
-class Plugin {
-public:
-    explicit Plugin(FakeHost &host, const char *options = kOptions) : host_(host)
-    {
-        core_ = pw_core_create(&host.callbacks(), options, "OpenSM 3.3.23");
-        BOOST_REQUIRE_MESSAGE(core_, "create failed:\n" << host.dump());
-    }
-    ~Plugin() { destroy(); }
-    Plugin(const Plugin &) = delete;
-    Plugin &operator=(const Plugin &) = delete;
-
-    void report(pw_report r) { pw_core_report(core_, r); }
-
-    // OpenSM's order: osm_exit_flag first (force_heavy_sweep refuses from
-    // then on), then the plugin's delete(). After it returns, any callback
-    // is a call into an OpenSM that is tearing itself down.
-    void destroy()
-    {
-        if (!core_)
-            return;
-        host_.exiting = true;
-        pw_core_destroy(core_);
-        core_ = nullptr;
-        host_.closed = true;
-    }
-
-private:
-    FakeHost &host_;
-    pw_core *core_ = nullptr;
-};
 
 // Polls until pred() holds (5 s at most).
 template <typename Pred>
@@ -167,10 +118,10 @@ BOOST_AUTO_TEST_CASE(eintr_and_eagain_on_get_async_event)
         BOOST_TEST_CONTEXT("errno " << err)
         {
             vsim("reset");
-            add_device("mlx5_0");
+            add_device("mlx5_0", kNodeGuid);
             FakeHost host;
             host.set_guid(kPort1Guid);
-            Plugin plugin(host);
+            Plugin plugin(host, kOptions);
             vsim(std::string("fail get_async_event errno=") + err + " count=6");
             bounce(host, "mlx5_0");
             expect_sweeps(host, 1);
@@ -191,14 +142,14 @@ BOOST_AUTO_TEST_CASE(eintr_and_eagain_on_open_and_queries)
             BOOST_TEST_CONTEXT(call << " errno " << err)
             {
                 vsim("reset");
-                add_device("mlx5_0");
+                add_device("mlx5_0", kNodeGuid);
                 FakeHost host;
                 host.set_guid(kPort1Guid);
                 // Armed before create(): the first calls (open, query_device,
                 // query_gid while resolving, query_port of the first look)
                 // meet it, and so does the first event's query.
                 vsim(std::string("fail ") + call + " errno=" + err + " count=3");
-                Plugin plugin(host);
+                Plugin plugin(host, kOptions);
                 BOOST_TEST(host.count("watching mlx5_0:1 (port GUID 0x0002c90300002001") == 1,
                            host.dump());
                 bounce(host, "mlx5_0");
@@ -217,10 +168,10 @@ BOOST_AUTO_TEST_CASE(eintr_and_eagain_on_open_and_queries)
 // device is closed and reopened, and the plugin goes on.
 BOOST_AUTO_TEST_CASE(endless_eintr_on_query_port_becomes_a_reopen)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     vsim("fail query_port errno=EINTR count=5");
     vsim("port mlx5_0 1 state=down");
     expect_log(host, "verbs device mlx5_0 failed (query_port: Interrupted system call): "
@@ -243,10 +194,10 @@ BOOST_FIXTURE_TEST_SUITE(device_failures, Fresh)
 // and compare the state read after reopening with the last one seen.
 BOOST_AUTO_TEST_CASE(eio_on_the_async_fd)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     vsim("fail get_async_event errno=EIO");
     vsim("port mlx5_0 1 state=init quiet");  // the link retrained meanwhile ...
     vsim("event mlx5_0 1 port_err");         // ... and this event is not readable
@@ -266,10 +217,10 @@ BOOST_AUTO_TEST_CASE(eio_on_the_async_fd)
 // POLLERR on the async fd (a removal whose DEVICE_FATAL was lost).
 BOOST_AUTO_TEST_CASE(pollerr_on_the_async_fd)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     vsim("remove mlx5_0 abrupt");
     expect_log(host, "verbs device mlx5_0 failed (POLLERR): closed it, reopening in 100 ms");
     expect_log(host, "warning: no usable verbs device; retrying in");
@@ -285,10 +236,10 @@ BOOST_AUTO_TEST_CASE(pollerr_on_the_async_fd)
 
 BOOST_AUTO_TEST_CASE(device_fatal)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     vsim("fatal mlx5_0");
     expect_log(host, "verbs device mlx5_0 failed (local catastrophic error): closed it, "
                      "reopening in 100 ms");
@@ -309,7 +260,7 @@ BOOST_AUTO_TEST_CASE(removed_while_events_are_pending)
         BOOST_TEST_CONTEXT((abrupt ? "abrupt removal" : "removal with DEVICE_FATAL"))
         {
             vsim("reset");
-            add_device("mlx5_0");
+            add_device("mlx5_0", kNodeGuid);
             FakeHost host;
             host.set_guid(kPort1Guid);
             std::mutex mu;
@@ -321,7 +272,7 @@ BOOST_AUTO_TEST_CASE(removed_while_events_are_pending)
                 cv.notify_all();
                 cv.wait(lock, [&] { return !hold; });
             };
-            Plugin plugin(host);
+            Plugin plugin(host, kOptions);
             vsim("port mlx5_0 1 state=down");
             vsim("port mlx5_0 1 state=init");
             {
@@ -361,11 +312,11 @@ BOOST_AUTO_TEST_CASE(open_device_fails_then_works)
         BOOST_TEST_CONTEXT(call)
         {
             vsim("reset");
-            add_device("mlx5_0");
+            add_device("mlx5_0", kNodeGuid);
             FakeHost host;
             host.set_guid(kPort1Guid);
             vsim(std::string("fail ") + call + " errno=EIO count=3");
-            Plugin plugin(host);
+            Plugin plugin(host, kOptions);
             BOOST_TEST(host.count("cannot open verbs device mlx5_0: Input/output error; "
                                   "retrying in 100 ms") == 1,
                        host.dump());
@@ -387,12 +338,12 @@ BOOST_AUTO_TEST_CASE(open_device_fails_then_works)
 // watched).
 BOOST_AUTO_TEST_CASE(the_device_of_opensm_port_fails_to_open_while_another_opens)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     add_device("mlx5_1", kNodeGuid + 0x100);
     FakeHost host;
     host.set_guid(kPort1Guid);
     vsim("fail open_device errno=EIO count=1");  // mlx5_0 is listed (and opened) first
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     BOOST_TEST(host.count("cannot open verbs device mlx5_0: Input/output error; retrying in") == 1,
                host.dump());
     BOOST_TEST(host.count("opened verbs device mlx5_1") == 1);
@@ -407,11 +358,11 @@ BOOST_AUTO_TEST_CASE(the_device_of_opensm_port_fails_to_open_while_another_opens
 
 BOOST_AUTO_TEST_CASE(device_list_fails_then_works)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
     vsim("fail get_device_list errno=ENOMEM count=2");
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     BOOST_TEST(
         host.count("cannot list verbs devices: Cannot allocate memory; retrying in 100 ms") == 1,
         host.dump());
@@ -428,11 +379,11 @@ BOOST_AUTO_TEST_CASE(device_list_fails_then_works)
 // fails with ENOSYS, and the ERROR line says what to look at.
 BOOST_AUTO_TEST_CASE(device_list_without_kernel_support_names_the_cause)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
     vsim("fail get_device_list errno=" + std::to_string(ENOSYS) + " count=1");
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     BOOST_TEST(host.count("cannot list verbs devices: Function not implemented (no kernel RDMA "
                           "support: is ib_uverbs loaded?); retrying in 100 ms") == 1,
                host.dump());
@@ -444,12 +395,12 @@ BOOST_AUTO_TEST_CASE(device_list_without_kernel_support_names_the_cause)
 
 BOOST_AUTO_TEST_CASE(query_port_fails)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
     // At create(): the first look at the port.
     vsim("fail query_port errno=EIO count=1");
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "verbs device mlx5_0 failed (query_port: Input/output error)");
     expect_log(host, "opened verbs device mlx5_0", 2);
     expect_log(host, "mlx5_0:1 is ACTIVE");
@@ -471,13 +422,13 @@ BOOST_AUTO_TEST_CASE(query_port_fails)
 // at the next event.
 BOOST_AUTO_TEST_CASE(query_gid_fails)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
     // Twice: the look at the new device's ports and the search for OpenSM's
     // port GUID both meet it.
     vsim("fail query_gid errno=EIO count=2");
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     BOOST_TEST(host.count("port GUID 0x0002c90300002001 (OpenSM's bound port) is on no open verbs "
                           "port; watching every InfiniBand port until it resolves (the GID query "
                           "of mlx5_0:1 failed: Input/output error)") == 1,
@@ -502,10 +453,10 @@ BOOST_FIXTURE_TEST_SUITE(resolution, Fresh)
 // else is watched. When the right one returns, it is watched again.
 BOOST_AUTO_TEST_CASE(device_reappears_with_another_guid)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     FakeHost host;
     host.set_guid(kPort1Guid);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     expect_log(host, "watching mlx5_0:1 (port GUID 0x0002c90300002001, OpenSM's bound port)");
     vsim("remove mlx5_0");
     expect_log(host, "the watched port (mlx5_0:1, OpenSM's bound port) is gone with its verbs "
@@ -539,11 +490,11 @@ BOOST_AUTO_TEST_CASE(device_reappears_with_another_guid)
 // or per OpenSM report; InfiniBand ports still count, Ethernet ones never.
 BOOST_AUTO_TEST_CASE(watched_port_never_resolves)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     add_device("rxe0", kNodeGuid + 0x100, "style=rxe");
     FakeHost host;
     host.set_guid(0x0002c903deadbeefULL);
-    Plugin plugin(host);
+    Plugin plugin(host, kOptions);
     for (int i = 0; i < 5; ++i) {
         bounce(host, "mlx5_0");
         expect_sweeps(host, i + 1);
@@ -568,7 +519,7 @@ BOOST_FIXTURE_TEST_SUITE(shutdown, Fresh)
 // sweep is pending: nothing calls back afterwards, nothing is left open.
 BOOST_AUTO_TEST_CASE(delete_in_the_middle_of_everything)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     add_device("mlx5_1", kNodeGuid + 0x100);
     FakeHost host;
     host.set_guid(kPort1Guid);
@@ -651,7 +602,7 @@ void refused(const std::string &options, const std::string &named)
 
 BOOST_AUTO_TEST_CASE(malformed_options_are_refused_with_one_line)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     refused("portwatch.holdoff_ms=", "'portwatch.holdoff_ms=' has an empty value");
     refused("portwatch.port", "'portwatch.port' has no '='");
     refused("portwatch.holdoff_ms=5 portwatch.holdoff_ms=6", "portwatch.holdoff_ms given twice");
@@ -685,7 +636,7 @@ BOOST_AUTO_TEST_CASE(malformed_options_are_refused_with_one_line)
 // The same megabyte of foreign tokens without a bad one of ours loads fine.
 BOOST_AUTO_TEST_CASE(a_megabyte_of_foreign_tokens_is_fine)
 {
-    add_device("mlx5_0");
+    add_device("mlx5_0", kNodeGuid);
     std::string many;
     for (int i = 0; many.size() < (1u << 20); ++i)
         many += "other" + std::to_string(i) + "=1 ";

@@ -205,6 +205,46 @@ BOOST_AUTO_TEST_CASE(percent_g_is_the_port_guid_as_debian_names_its_logs)
     }
 }
 
+namespace {
+std::string path_error(const std::string &configured, uint64_t guid)
+{
+    try {
+        (void)metrics_path(configured, guid);
+    } catch (const std::runtime_error &e) {
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+// The limits apply to the name as written: each %g adds 16 bytes.
+BOOST_AUTO_TEST_CASE(too_long_once_expanded_is_refused_naming_the_expanded_path)
+{
+    const uint64_t guid = 0x0002c90300001001ULL;
+    const std::string longest = "/d/" + std::string(kMetricsNameMax, 'n');
+    BOOST_TEST(metrics_path(longest, guid) == longest);
+    BOOST_TEST(path_error(longest + "x", guid) ==
+               "portwatch.metrics_file: " + longest + "x: the file name is 243 bytes, at most 242");
+    // 226 + 2 configured bytes fit; with the GUID they are 244.
+    const std::string with_g = "/d/" + std::string(226, 'n') + "%g";
+    const std::string expanded = "/d/" + std::string(226, 'n') + "0x0002c90300001001";
+    BOOST_TEST(path_error(with_g, guid) == "portwatch.metrics_file: " + expanded +
+                                               ": the file name is 244 bytes, at most 242 "
+                                               "(with %g expanded)");
+    // The whole path: directories of 200 bytes, 4095 in all at most.
+    std::string dirs;
+    while (dirs.size() + 201 <= 4095 - 10)
+        dirs += "/" + std::string(200, 'd');
+    const std::string fits = dirs + "/" + std::string(4095 - dirs.size() - 1, 'f');
+    BOOST_TEST(fits.size() == 4095u);
+    BOOST_TEST(path_error(fits, guid).empty());
+    const std::string over = dirs + "/" + std::string(4095 - dirs.size() - 17, 'f') + "%g";
+    BOOST_TEST(path_error(over, guid)
+                       .find(": the path is 4097 bytes, at most 4095 (with %g "
+                             "expanded)") != std::string::npos,
+               path_error(over, guid));
+}
+
 BOOST_AUTO_TEST_CASE(written_whole_with_mode_0644_whatever_the_umask)
 {
     TempDir dir;

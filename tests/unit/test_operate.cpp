@@ -258,6 +258,10 @@ BOOST_AUTO_TEST_CASE(the_file_follows_a_bounce_and_goes_with_the_plugin)
     FakeHost host;
     host.set_guid(kPort1Guid);
     Plugin plugin(host, ("portwatch.metrics_file=" + dir.path + "/portwatch-%g.prom").c_str());
+    // The load line names the file as written.
+    BOOST_TEST(host.count("loaded (portwatch") == 1, host.dump());
+    BOOST_TEST(host.count(" metrics_file=" + path) == 1, host.dump());
+    BOOST_TEST(host.count("%g") == 0, host.dump());
     // Written before create() returns: a bad directory is a load error.
     BOOST_TEST(read_file(path).find("portwatch_info{port_guid=\"0x0002c90300001001\",version=\"") !=
                std::string::npos);
@@ -350,6 +354,27 @@ BOOST_AUTO_TEST_CASE(percent_g_without_a_port_guid_refuses_to_load_with_one_line
     BOOST_TEST(host.count("/pw-%g.prom: %g stands for OpenSM's port GUID, and OpenSM has none; "
                           "plugin not loaded") == 1,
                host.dump());
+    BOOST_TEST(std::system(("test -z \"$(ls -A '" + dir.path + "')\"").c_str()) == 0);
+}
+
+// Accepted as an option value (under 4096 bytes), too long once %g is the
+// GUID: refused before the load line, with one line naming the path.
+BOOST_AUTO_TEST_CASE(a_file_name_too_long_with_percent_g_expanded_refuses_to_load)
+{
+    vsim("add mlx5_0 node_guid=0x0002c90300001000 style=mlx5 ports=1");
+    TempDir dir;
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    const std::string name(230, 'n');
+    BOOST_TEST(pw_core_create(&host.callbacks(),
+                              ("portwatch.metrics_file=" + dir.path + "/" + name + "%g").c_str(),
+                              "OpenSM 3.3.23") == nullptr);
+    BOOST_TEST(host.count_level(PW_LOG_ERROR) == 1, host.dump());
+    BOOST_TEST(host.count("ERROR: portwatch.metrics_file: " + dir.path + "/" + name +
+                          "0x0002c90300001001: the file name is 248 bytes, at most 242 (with %g "
+                          "expanded); plugin not loaded") == 1,
+               host.dump());
+    BOOST_TEST(host.count("loaded (portwatch") == 0, host.dump());
     BOOST_TEST(std::system(("test -z \"$(ls -A '" + dir.path + "')\"").c_str()) == 0);
 }
 

@@ -37,23 +37,6 @@ namespace {
 constexpr uint64_t kNodeA = 0x0002c90300003000ULL;
 constexpr uint64_t kNodeB = 0x0002c90300004000ULL;
 
-void add_device(const std::string &name, uint64_t node_guid)
-{
-    char cmd[160];
-    std::snprintf(cmd, sizeof(cmd), "add %s node_guid=0x%016llx", name.c_str(),
-                  static_cast<unsigned long long>(node_guid));
-    vsim(cmd);
-}
-
-std::string stat_of(const std::string &stats, const std::string &key)
-{
-    size_t at = stats.find(" " + key + "=");
-    if (at == std::string::npos)
-        return "?";
-    at += key.size() + 2;
-    return stats.substr(at, stats.find(' ', at) - at);
-}
-
 Options options(const char *text)
 {
     ParsedOptions parsed = parse_options(text);
