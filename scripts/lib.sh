@@ -109,15 +109,27 @@ pw_build_if_needed() {
 }
 
 # pw_snapshot_source TOP DIR: DIR (emptied first) gets TOP's sources as they
-# are now: the files git tracks and the new ones it does not ignore, so
-# uncommitted changes are in and build output is not. For builds outside a
-# source tree that is itself configured (it cannot host VPATH builds).
+# are now. From a git work tree whose top is TOP: the files git tracks that
+# are still there and the new ones it does not ignore, so uncommitted
+# changes are in and build output is not. Elsewhere (an unpacked release
+# tarball, as make distcheck has it): all of TOP but version control and
+# autom4te.cache. For builds outside a source tree that is itself configured
+# (it cannot host VPATH builds). Sets PW_SNAPSHOT_FROM to say which.
 pw_snapshot_source() {
-    local top=$1 dir=$2
+    local top=$1 dir=$2 git_top
     rm -rf "$dir"
     mkdir -p "$dir"
-    git -C "$top" ls-files -co --exclude-standard -z \
-        | (cd "$top" && tar --null -T - -cf -) | tar -xf - -C "$dir"
+    git_top=$(git -C "$top" rev-parse --show-toplevel 2>/dev/null || true)
+    if [ -n "$git_top" ] && [ "$(cd "$git_top" && pwd -P)" = "$(cd "$top" && pwd -P)" ]; then
+        ( cd "$top" && git ls-files -z -c -o --exclude-standard \
+            | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
+            | tar --null -T - -cf - ) | tar -xf - -C "$dir"
+        PW_SNAPSHOT_FROM="git work tree"
+    else
+        tar -C "$top" --exclude-vcs --exclude=autom4te.cache -cf - . | tar -xf - -C "$dir"
+        chmod -R u+w "$dir"
+        PW_SNAPSHOT_FROM="source tree"
+    fi
 }
 
 # pw_osm_version FILE: the first "OpenSM X.Y.Z" string in FILE (an opensm

@@ -45,6 +45,11 @@ PW_UMAD2SIM=$UMAD2SIM
 PW_NET_DIR=${PW_NET_DIR:-/usr/share/doc/ibsim-utils/net-examples}
 PW_NET_2SW=$PW_NET_DIR/net.2sw2path4hca
 
+# What the check scripts share with the tests: pw_osm_version (the OpenSM
+# version a binary was built for) and pw_snapshot_source.
+# shellcheck source=../../scripts/lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib.sh"
+
 # GUIDs ibsim 0.10 assigns in net.2sw2path4hca (see README.md).
 PW_HCA1_NODE_GUID=0x0000000000100000
 PW_HCA1_PORT1_GUID=0x0000000000100001
@@ -355,15 +360,8 @@ pw_init() {
     exec {PW_SLEEP_FD}<>"$PW_DIR/sleep.fifo"
     pw_log "test $PW_TEST_NAME: work dir $PW_DIR"
     # Which OpenSM this run proves (scripts/check-opensm-versions reads it).
-    PW_OSM_VERSION=$(osm_version_of "$PW_OPENSM")
+    PW_OSM_VERSION=$(pw_osm_version "$PW_OPENSM")
     pw_log "opensm: $PW_OPENSM (${PW_OSM_VERSION:-no version string found})"
-}
-
-# osm_version_of FILE: the first "OpenSM X.Y.Z" string in FILE (an opensm or
-# a plugin built for one), empty if none. awk reads all of strings' output:
-# grep -m1 would leave strings to die of SIGPIPE and fail under pipefail.
-osm_version_of() {
-    strings "$1" 2>/dev/null | awk '/^OpenSM [0-9]/ && !found { print; found = 1 }'
 }
 
 # ------------------------------------------------------------------ ibsim

@@ -24,7 +24,7 @@ OPENSM=$PW_MISMATCH_OPENSM
 pw_init
 pw_require_plugin
 
-plugin_ver=$(osm_version_of "$PW_PLUGIN_DIR/libportwatch.so")
+plugin_ver=$(pw_osm_version "$PW_PLUGIN_DIR/libportwatch.so")
 [ -n "$plugin_ver" ] || pw_fail "no OpenSM version string in $PW_PLUGIN_DIR/libportwatch.so"
 [ -n "$PW_OSM_VERSION" ] || pw_fail "no OpenSM version string in $PW_OPENSM"
 [ "$plugin_ver" != "$PW_OSM_VERSION" ] \

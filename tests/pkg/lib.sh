@@ -3,24 +3,13 @@
 # Helpers of the package tests (test_deb.sh, test_rpm.sh), sourced after
 # tests/e2e/lib.sh and pw_init.
 
-# pkg_copy_source DIR: the source tree under test, as it is now, into DIR.
-# From a git work tree: the files git knows plus new ones not ignored
-# (uncommitted changes included); from a source tarball (make distcheck
-# unpacks one): all of it. Sets PKG_COPIED_FROM to say which.
+# pkg_copy_source DIR: the source tree under test, as it is now, into DIR
+# (pw_snapshot_source: from a git work tree the files git knows plus new ones
+# not ignored; from a source tarball all of it). Sets PKG_COPIED_FROM.
 pkg_copy_source() {
-    local dst=$1 top
-    mkdir -p "$dst"
-    top=$(git -C "$PW_SRCDIR" rev-parse --show-toplevel 2>/dev/null || true)
-    if [ -n "$top" ] && [ "$(cd "$top" && pwd -P)" = "$(cd "$PW_SRCDIR" && pwd -P)" ]; then
-        ( cd "$PW_SRCDIR" && git ls-files -z -c -o --exclude-standard \
-            | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
-            | tar --null -T - -cf - ) | tar -xf - -C "$dst"
-        PKG_COPIED_FROM="git work tree"
-    else
-        tar -C "$PW_SRCDIR" --exclude-vcs --exclude=autom4te.cache -cf - . | tar -xf - -C "$dst"
-        chmod -R u+w "$dst"
-        PKG_COPIED_FROM="source tree"
-    fi
+    local dst=$1
+    pw_snapshot_source "$PW_SRCDIR" "$dst"
+    PKG_COPIED_FROM=$PW_SNAPSHOT_FROM
     pw_log "copied the $PKG_COPIED_FROM $PW_SRCDIR ($(find "$dst" -type f | wc -l) files)"
 }
 

@@ -204,7 +204,7 @@ pkgversion=$(dpkg-deb -f "$DEB" Version)
 [ "$osm_bin" = "$osm_dev" ] || pw_fail "installed opensm $osm_bin differs from libopensm-dev $osm_dev"
 mkdir -p "$PW_DIR/x"
 dpkg-deb -x "$DEB" "$PW_DIR/x"
-plugin_ver=$(osm_version_of "$PW_DIR/x$SO")
+plugin_ver=$(pw_osm_version "$PW_DIR/x$SO")
 osm_ver=$PW_OSM_VERSION
 [ -n "$plugin_ver" ] && [ "$plugin_ver" = "$osm_ver" ] \
     || pw_fail "the plugin's osm_version '$plugin_ver' is not $PW_OPENSM's '$osm_ver'"

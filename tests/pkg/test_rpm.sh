@@ -107,7 +107,7 @@ lic=$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$RPM" 2>/dev/null | a
 [[ $lic == */COPYING ]] || pw_fail "COPYING is not marked as the licence (%license): '$lic'"
 mkdir -p "$PW_DIR/x"
 ( cd "$PW_DIR/x" && rpm2cpio "$RPM" | cpio -idm --quiet ) || pw_fail "rpm2cpio | cpio failed"
-plugin_ver=$(osm_version_of "$PW_DIR/x/usr/lib64/libportwatch.so")
+plugin_ver=$(pw_osm_version "$PW_DIR/x/usr/lib64/libportwatch.so")
 [ "$plugin_ver" = "$osm_ver" ] || pw_fail "the plugin's osm_version '$plugin_ver' is not $PW_OPENSM's '$osm_ver'"
 pw_log "package: Version $pkgversion Release $release; Requires: ${requires%,}; plugin for '$plugin_ver'"
 
