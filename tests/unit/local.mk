@@ -23,7 +23,7 @@ PW_TEST_LDADD = plugin/libportwatch_core.la $(BOOST_LDFLAGS) $(BOOST_UNIT_TEST_F
 check_PROGRAMS += tests/unit/test_logic
 TESTS += tests/unit/test_logic
 tests_unit_test_logic_SOURCES = \
-	tests/unit/test_logic_main.cpp \
+	tests/unit/test_logic_main.cpp tests/unit/parsed_options.hpp \
 	tests/unit/test_options.cpp \
 	tests/unit/test_policy.cpp \
 	tests/unit/test_outcome.cpp \
@@ -38,7 +38,7 @@ check_PROGRAMS += tests/unit/test_monitor
 TESTS += tests/unit/test_monitor
 tests_unit_test_monitor_SOURCES = \
 	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
-	tests/unit/test_monitor.cpp
+	tests/unit/parsed_options.hpp tests/unit/test_monitor.cpp
 tests_unit_test_monitor_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_monitor_LDADD = $(PW_TEST_LDADD)
 
@@ -65,7 +65,8 @@ check_PROGRAMS += tests/unit/test_operate
 TESTS += tests/unit/test_operate
 tests_unit_test_operate_SOURCES = \
 	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
-	tests/unit/core_plugin.hpp tests/unit/temp_dir.hpp tests/unit/test_operate.cpp
+	tests/unit/core_plugin.hpp tests/unit/temp_dir.hpp tests/unit/parsed_options.hpp \
+	tests/unit/test_operate.cpp
 tests_unit_test_operate_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_operate_LDADD = $(PW_TEST_LDADD)
 

@@ -11,6 +11,7 @@
 #include "expect.hpp"
 #include "fake_host.hpp"
 #include "monitor.hpp"
+#include "parsed_options.hpp"
 
 using namespace portwatch;
 using namespace pwtest;
@@ -20,13 +21,6 @@ namespace {
 
 constexpr uint64_t kNodeGuid = 0x0002c90300001000ULL;
 constexpr uint64_t kPort1Guid = kNodeGuid + 1;  // the simulator's default port GUID
-
-Options opts(const char *text = "")
-{
-    ParsedOptions p = parse_options(text);
-    BOOST_REQUIRE_MESSAGE(p.options, p.error);
-    return *p.options;
-}
 
 void add_device(const std::string &name, const std::string &style = "mlx5", int ports = 1,
                 uint64_t guid = kNodeGuid)

@@ -16,6 +16,7 @@
 #include "expect.hpp"
 #include "fake_host.hpp"
 #include "monitor.hpp"
+#include "parsed_options.hpp"
 #include "temp_dir.hpp"
 
 using namespace portwatch;
@@ -26,13 +27,6 @@ namespace {
 
 constexpr uint64_t kNodeGuid = 0x0002c90300001000ULL;
 constexpr uint64_t kPort1Guid = kNodeGuid + 1;  // the simulator's default port GUID
-
-Options opts(const std::string &text = "")
-{
-    ParsedOptions p = parse_options(text.c_str());
-    BOOST_REQUIRE_MESSAGE(p.options, p.error);
-    return *p.options;
-}
 
 std::string read_file(const std::string &path)
 {

@@ -4,20 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "parsed_options.hpp"
 #include "policy.hpp"
 #include "telemetry.hpp"
 
 using namespace portwatch;
+using pwtest::opts;
 using std::chrono::milliseconds;
 
 namespace {
-
-Options opts(const char *text = "")
-{
-    ParsedOptions p = parse_options(text);
-    BOOST_REQUIRE_MESSAGE(p.options, p.error);
-    return *p.options;
-}
 
 PortSnapshot at(LinkState state)
 {
