@@ -18,9 +18,8 @@ public:
     void vlog(pw_log_level level, const char *fmt, va_list args) const
         __attribute__((format(printf, 3, 0)));
     pw_sm_state sm_state() const { return cb_.sm_state(cb_.ctx); }
-    uint64_t sm_port_guid_net() const { return cb_.sm_port_guid(cb_.ctx); }
-    // The same in host byte order; 0 while OpenSM names no port.
-    uint64_t sm_port_guid() const { return be64toh(sm_port_guid_net()); }
+    // OpenSM's bound port GUID in host byte order; 0 while OpenSM names none.
+    uint64_t sm_port_guid() const { return be64toh(cb_.sm_port_guid(cb_.ctx)); }
     // false when OpenSM is exiting and refused.
     bool force_heavy_sweep(bool wake) const { return cb_.force_heavy_sweep(cb_.ctx, wake) == 0; }
 

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "port_resolver.hpp"
 
-#include <endian.h>
-
 #include <cstring>
 
 #include "errno_text.hpp"
@@ -46,7 +44,7 @@ bool PortResolver::resolve(Devices &devices)
         found = find_guid(devices, guid, &why);
         break;
     case PortSpec::Kind::Auto:
-        guid = be64toh(host_.sm_port_guid_net());
+        guid = host_.sm_port_guid();
         if (guid)
             found = find_guid(devices, guid, &why);
         break;
