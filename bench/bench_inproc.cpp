@@ -101,7 +101,7 @@ public:
         int wake;
     };
 
-    BenchHost() : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb}
+    BenchHost() : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb, smps_cb, exit_cb}
     {
         // Touched now, so that recording calls never grows the RSS that the
         // storm benchmark watches.
@@ -167,6 +167,8 @@ private:
         self->last_line_ = line;
     }
     static pw_sm_state sm_state_cb(void *) { return PW_SM_MASTER; }
+    static uint32_t smps_cb(void *) { return 0; }
+    static int exit_cb(void *) { return -1; }
     static uint64_t guid_cb(void *ctx) { return static_cast<BenchHost *>(ctx)->guid_net_.load(); }
     static int sweep_cb(void *ctx, int wake)
     {

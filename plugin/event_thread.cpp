@@ -71,7 +71,7 @@ int Monitor::poll_timeout(TimePoint now) const
 {
     std::optional<TimePoint> due;
     for (std::optional<TimePoint> t : {policy_.deadline(), devices_.retry_at(), outcome_.deadline(),
-                                       log_.deadline(), metrics_.deadline()})
+                                       mad_check_.deadline(), log_.deadline(), metrics_.deadline()})
         if (t && (!due || *t < *due))
             due = t;
     if (!due)
@@ -119,6 +119,8 @@ void Monitor::run_due(TimePoint now)
         rescan(now);
     if (std::optional<TimePoint> due = outcome_.deadline(); due && *due <= now)
         check_outcome(now);
+    if (std::optional<TimePoint> due = mad_check_.deadline(); due && *due <= now)
+        check_mad_path(now);
     awaiting_sweep_ = outcome_.awaiting_sweep();
     if (awaiting_sweep_) {
         // Reports counted before the flag went up woke nobody (report()

@@ -22,6 +22,10 @@ public:
     uint64_t sm_port_guid() const { return be64toh(cb_.sm_port_guid(cb_.ctx)); }
     // false when OpenSM is exiting and refused.
     bool force_heavy_sweep(bool wake) const { return cb_.force_heavy_sweep(cb_.ctx, wake) == 0; }
+    // OpenSM's count of SMPs received (it wraps).
+    uint32_t smps_received() const { return cb_.smps_received(cb_.ctx); }
+    // false when OpenSM is already exiting.
+    bool request_exit() const { return cb_.request_exit(cb_.ctx) == 0; }
 
 private:
     pw_host cb_;

@@ -7,10 +7,12 @@ plugin_libportwatch_core_la_SOURCES = \
 	plugin/clock.hpp \
 	plugin/backoff.hpp \
 	plugin/core_api.cpp \
+	plugin/device_reset.cpp \
 	plugin/devices.cpp plugin/devices.hpp \
 	plugin/errno_text.hpp \
 	plugin/event_thread.cpp \
 	plugin/link_return.cpp \
+	plugin/mad_path_check.cpp plugin/mad_path_check.hpp \
 	plugin/outcome.cpp plugin/outcome.hpp \
 	plugin/port_resolver.cpp plugin/port_resolver.hpp \
 	plugin/host.cpp plugin/host.hpp \

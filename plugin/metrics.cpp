@@ -94,8 +94,9 @@ bool MetricsSnapshot::operator==(const MetricsSnapshot &o) const
     auto fields = [](const MetricsSnapshot &s) {
         return std::tie(s.version, s.osm_version, s.device, s.port, s.port_guid, s.port_state_id,
                         s.sm_state, s.events, s.link_lost, s.link_back, s.sweeps, s.marks,
-                        s.coalesced, s.ignored, s.device_failures, s.retries, s.reaction,
-                        s.last_link_back_unix, s.last_recovery_seconds);
+                        s.coalesced, s.ignored, s.device_failures, s.retries, s.mad_path_dead,
+                        s.mad_path_dead_now, s.reaction, s.last_link_back_unix,
+                        s.last_recovery_seconds);
     };
     return fields(*this) == fields(o);
 }
@@ -141,11 +142,17 @@ std::string render_metrics(const MetricsSnapshot &s)
          s.device_failures},
         {"portwatch_retries_total", "Heavy sweeps requested again because the port stayed INIT.",
          s.retries},
+        {"portwatch_mad_path_dead_total",
+         "Device resets after which OpenSM's MAD path was found dead (no SMP received).",
+         s.mad_path_dead},
     };
     for (const Counter &c : counters) {
         t.family(c.name, "counter", c.help);
         t.sample(c.name, "", std::to_string(c.value));
     }
+    t.family("portwatch_mad_path_dead", "gauge",
+             "1: OpenSM's MAD path is dead since its device's reset; OpenSM must be restarted.");
+    t.sample("portwatch_mad_path_dead", "", s.mad_path_dead_now ? "1" : "0");
     t.family("portwatch_transitions_total", "counter", "Link changes of the watched port.");
     t.sample("portwatch_transitions_total", "kind=\"link_lost\"", std::to_string(s.link_lost));
     t.sample("portwatch_transitions_total", "kind=\"link_back\"", std::to_string(s.link_back));

@@ -44,7 +44,10 @@ struct MetricsSnapshot {
     int port_state_id = 0;
     int sm_state = 0;  // SMInfo: 0 not active, 1 discovering, 2 standby, 3 master
     unsigned long events = 0, link_lost = 0, link_back = 0, sweeps = 0, marks = 0, coalesced = 0,
-                  ignored = 0, device_failures = 0, retries = 0;
+                  ignored = 0, device_failures = 0, retries = 0, mad_path_dead = 0;
+    // OpenSM's MAD path found dead since its device's last reset: OpenSM
+    // must run again (portwatch asked it to exit, or only said so).
+    bool mad_path_dead_now = false;
     std::array<ReactionHistogram, kStages> reaction{};
     std::optional<double> last_link_back_unix;    // wall clock, seconds
     std::optional<double> last_recovery_seconds;  // link back -> port ACTIVE

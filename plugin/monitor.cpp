@@ -31,8 +31,8 @@ int state_id(LinkState state)
 // hears about first.
 Monitor::Monitor(const pw_host &host, const Options &opts, std::string osm_version)
     : host_(host), opts_(opts), devices_(host_, opts_), resolver_(host_, opts_), policy_(opts_),
-      outcome_(opts_), log_(host_, opts_.holdoff), metrics_(host_, opts_),
-      osm_version_(std::move(osm_version)),
+      outcome_(opts_), mad_check_(opts_.reset_check), log_(host_, opts_.holdoff),
+      metrics_(host_, opts_), osm_version_(std::move(osm_version)),
       trouble_backoff_(std::min(opts_.retry_min, opts_.retry_max), opts_.retry_max)
 {
     sm_acting_ = opts_.act_in.contains(host_.sm_state());
@@ -67,12 +67,24 @@ void Monitor::stop()
     if (thread_.joinable())
         thread_.join();
     summarise(Clock::now(), true);  // what the last window counted is not lost
-    metrics_.remove();              // a stopped plugin has no state to show
+    // A stopped plugin has no state to show - unless it stopped OpenSM for a
+    // dead MAD path: then the file keeps saying so (portwatch_mad_path_dead
+    // 1) until OpenSM runs again, also when nothing starts it again.
+    if (exit_requested_) {
+        try {
+            metrics_.offer(Clock::now(), metrics_snapshot(), true);
+        } catch (const std::exception &e) {
+            host_.log(PW_LOG_ERROR, "%s", e.what());
+        }
+    } else {
+        metrics_.remove();
+    }
     host_.log(PW_LOG_INFO,
               "stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu "
-              "ignored=%lu device_failures=%lu retries=%lu",
+              "ignored=%lu device_failures=%lu retries=%lu mad_path_dead=%lu",
               counters_.events, counters_.transitions, counters_.sweeps, counters_.marks,
-              counters_.coalesced, counters_.ignored, counters_.device_failures, counters_.retries);
+              counters_.coalesced, counters_.ignored, counters_.device_failures, counters_.retries,
+              counters_.mad_path_dead);
 }
 
 void Monitor::summarise(TimePoint now, bool now_anyway)
@@ -140,6 +152,8 @@ MetricsSnapshot Monitor::metrics_snapshot() const
     s.ignored = counters_.ignored;
     s.device_failures = counters_.device_failures;
     s.retries = counters_.retries;
+    s.mad_path_dead = counters_.mad_path_dead;
+    s.mad_path_dead_now = mad_path_dead_;
     s.reaction = telemetry_.histograms();
     s.last_link_back_unix = last_link_back_unix_;
     s.last_recovery_seconds = last_recovery_seconds_;

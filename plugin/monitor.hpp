@@ -10,6 +10,7 @@
 //   port_events.cpp   a device's async events -> the port's transition
 //   link_return.cpp   a transition -> what OpenSM is asked -> the outcome
 //   osm_reports.cpp   what OpenSM's threads report, and taking it in
+//   device_reset.cpp  after OpenSM's device came back: is its MAD path alive?
 // The thread sleeps in poll() on every open device's async_fd plus a wake-up
 // eventfd, with a timeout only while a hold-off, a device reopen or an
 // outcome check is due: zero wake-ups when idle, and stop() returns as soon
@@ -31,6 +32,7 @@
 #include "clock.hpp"
 #include "devices.hpp"
 #include "host.hpp"
+#include "mad_path_check.hpp"
 #include "metrics.hpp"
 #include "metrics_publisher.hpp"
 #include "options.hpp"
@@ -53,7 +55,8 @@ struct Counters {
     unsigned long coalesced = 0;                 // wake-ups deferred by the hold-off
     unsigned long ignored = 0;                   // transitions not acted on (SM state)
     unsigned long device_failures = 0;
-    unsigned long retries = 0;  // sweeps requested again by the outcome check
+    unsigned long retries = 0;        // sweeps requested again by the outcome check
+    unsigned long mad_path_dead = 0;  // OpenSM's MAD path found dead after a device reset
 };
 
 class Monitor {
@@ -105,6 +108,18 @@ private:
     void looking(TimePoint now);
     void lose(const std::string &name, const char *why, TimePoint now);
 
+    // device_reset.cpp. The baseline is taken before a reopened device's
+    // ports are looked at (which may request the return's sweep).
+    struct ResetBaseline {
+        uint32_t received = 0;
+        unsigned starts = 0;
+    };
+    ResetBaseline reset_baseline() const;
+    void note_device_lost(const std::string &name);
+    void note_device_back(TimePoint now, ResetBaseline baseline);
+    void check_mad_path(TimePoint now);
+    void mad_path_dead(const PortKey &key, TimePoint now, uint32_t received);
+
     // link_return.cpp
     void act(const PortKey &key, const Transition &t, const char *cause, bool link_may_have_changed,
              TimePoint now);
@@ -130,6 +145,7 @@ private:
     PortResolver resolver_;
     Policy policy_;
     Outcome outcome_;
+    MadPathCheck mad_check_;
     Telemetry telemetry_;
     TransitionLog log_;
     MetricsPublisher metrics_;
@@ -144,6 +160,10 @@ private:
     std::string osm_version_;
     std::optional<double> last_link_back_unix_;
     std::optional<double> last_recovery_seconds_;
+    // The watched port's device was lost: its return starts the MAD path check.
+    bool reset_pending_ = false;
+    bool mad_path_dead_ = false;   // found dead since the last reset (the gauge)
+    bool exit_requested_ = false;  // OpenSM was asked to exit for it
     // Trouble on the thread (an exception, a poll() error): the backoff and
     // the last line, so that a repeating fault is one ERROR line.
     Backoff trouble_backoff_;
@@ -155,9 +175,11 @@ private:
     std::atomic<bool> resolve_requested_{false};
     std::atomic<bool> state_changed_{false};
     std::atomic<bool> awaiting_sweep_{false};
-    std::atomic<unsigned> progress_reports_{0};  // HEAVY_SWEEP_START/DONE seen
-    std::atomic<unsigned> up_reports_{0};        // SUBNET_UP seen
-    unsigned progress_seen_ = 0, up_seen_ = 0;   // the thread's view of them
+    std::atomic<unsigned> progress_reports_{0};    // HEAVY_SWEEP_START/DONE seen
+    std::atomic<unsigned> up_reports_{0};          // SUBNET_UP seen
+    std::atomic<unsigned> sweep_starts_{0};        // HEAVY_SWEEP_START seen
+    std::atomic<Clock::rep> last_sweep_start_{0};  // when the latest came (Clock ticks)
+    unsigned progress_seen_ = 0, up_seen_ = 0;     // the thread's view of them
     boost::thread thread_;
     bool stopped_ = false;
 };

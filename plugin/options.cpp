@@ -159,6 +159,17 @@ bool parse_yes_no(std::string_view value, bool &out)
     return false;
 }
 
+bool parse_on_reset(std::string_view value, OnDeviceReset &out)
+{
+    if (value == "restart")
+        out = OnDeviceReset::Restart;
+    else if (value == "log")
+        out = OnDeviceReset::Log;
+    else
+        return false;
+    return true;
+}
+
 bool parse_states(std::string_view value, SmStateSet &out)
 {
     SmStateSet set{false, false, false, false};
@@ -226,11 +237,17 @@ std::string apply(std::string_view token, std::set<std::string> &seen, Options &
         expected = "off or an absolute path to a file, e.g. "
                    "/var/lib/prometheus/node-exporter/portwatch-%g.prom (%g in the file name: "
                    "OpenSM's port GUID)";
+    } else if (key == "on_device_reset") {
+        ok = parse_on_reset(value, opts.on_device_reset);
+        expected = "restart or log";
+    } else if (key == "reset_check_ms") {
+        ok = parse_millis(value, 1000, 600000, opts.reset_check);
+        expected = "a whole number of milliseconds from 1000 to 600000";
     } else {
         return "unknown option '" + shown(token) +
-               "' (known: portwatch.port, portwatch.holdoff_ms, portwatch.sweep_on_loss, "
-               "portwatch.act_in, portwatch.retry_max_ms, portwatch.verify_ms, "
-               "portwatch.verify_tries, portwatch.metrics_file)";
+               "' (known: portwatch. followed by port, holdoff_ms, sweep_on_loss, act_in, "
+               "retry_max_ms, verify_ms, verify_tries, metrics_file, on_device_reset, "
+               "reset_check_ms)";
     }
     if (!ok)
         return "bad value in '" + shown(token) + "': expected " + expected;
@@ -327,7 +344,14 @@ std::string Options::describe() const
            " retry_max_ms=" + std::to_string(retry_max.count()) +
            " verify_ms=" + std::to_string(verify.count()) +
            " verify_tries=" + std::to_string(verify_tries) +
-           " metrics_file=" + (metrics_file.empty() ? "off" : metrics_file);
+           " metrics_file=" + (metrics_file.empty() ? "off" : metrics_file) +
+           " on_device_reset=" + on_device_reset_name(on_device_reset) +
+           " reset_check_ms=" + std::to_string(reset_check.count());
+}
+
+const char *on_device_reset_name(OnDeviceReset action)
+{
+    return action == OnDeviceReset::Restart ? "restart" : "log";
 }
 
 const char *sm_state_name(pw_sm_state state)

@@ -39,6 +39,11 @@ struct SmStateSet {
     std::string describe() const;
 };
 
+// What to do when OpenSM's MAD path is found dead after its device's reset
+// (MadPathCheck): ask OpenSM to exit, so that its service manager starts it
+// again, or only say that it must be restarted.
+enum class OnDeviceReset { Restart, Log };
+
 struct Options {
     PortSpec port;
     Millis holdoff{100};
@@ -55,6 +60,10 @@ struct Options {
     // it may hold %g; pw_core_create expands it (metrics_path) before the
     // load line and the Monitor see it.
     std::string metrics_file;
+    OnDeviceReset on_device_reset = OnDeviceReset::Restart;
+    // How long after the device's return (and after a heavy sweep started)
+    // OpenSM may receive nothing before its MAD path counts as dead.
+    Millis reset_check{10000};
     // The first reopen/rescan delay (doubles up to retry_max). Not a user
     // option: tests set it small.
     Millis retry_min{100};
@@ -73,5 +82,6 @@ struct ParsedOptions {
 ParsedOptions parse_options(const char *text);
 
 const char *sm_state_name(pw_sm_state state);
+const char *on_device_reset_name(OnDeviceReset action);
 
 }  // namespace portwatch

@@ -22,6 +22,7 @@
 #include <portwatch/host.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
@@ -97,6 +98,40 @@ static int host_force_heavy_sweep(void *ctx, int wake)
 	osm->subn.force_heavy_sweep = TRUE;
 	if (wake)
 		osm_opensm_sweep(osm);
+	return 0;
+}
+
+/*
+ * OpenSM's own statistics counter (an atomic32_t its SM MAD controller
+ * increments for every SMP received, osm_sm_mad_ctrl.c); the console's
+ * "perfmgr"/"status" shows the same number.
+ */
+static uint32_t host_smps_received(void *ctx)
+{
+	return (uint32_t)osm_of(ctx)->stats.qp0_mads_rcvd;
+}
+
+/*
+ * What OpenSM's SIGTERM handler does: set osm_exit_flag. Its main loop then
+ * leaves, and OpenSM shuts down as on SIGTERM (plugins' delete(), the
+ * vendor layer, exit status 0). That loop sleeps up to 10 s between looks
+ * at the flag, and a signal ends the sleep, so the signal follows - only
+ * once OpenSM has its handler installed (it is after the plugins are
+ * created), never into the default action. OpenSM's threads and ours block
+ * SIGTERM: the kernel gives it to the main thread.
+ */
+static int host_request_exit(void *ctx)
+{
+	struct sigaction sa;
+
+	(void)ctx;
+	if (osm_exit_flag)
+		return -1;
+	osm_exit_flag = 1;
+	if (sigaction(SIGTERM, NULL, &sa) == 0 &&
+	    ((sa.sa_flags & SA_SIGINFO) ||
+	     (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)))
+		kill(getpid(), SIGTERM);
 	return 0;
 }
 
@@ -196,6 +231,8 @@ static void *portwatch_create(struct osm_opensm *osm)
 		.sm_state = host_sm_state,
 		.sm_port_guid = host_sm_port_guid,
 		.force_heavy_sweep = host_force_heavy_sweep,
+		.smps_received = host_smps_received,
+		.request_exit = host_request_exit,
 	};
 	int log_ok = 0;
 	const char *problem = layout_problem(osm, &log_ok);

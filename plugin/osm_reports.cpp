@@ -27,6 +27,13 @@ void Monitor::report(pw_report report) noexcept
         }
         switch (report) {
         case PW_REPORT_HEAVY_SWEEP_START:
+            // The time first: whoever sees the count move sees this start's
+            // time or a later one (the MAD path check).
+            last_sweep_start_ = Clock::now().time_since_epoch().count();
+            ++sweep_starts_;
+            ++progress_reports_;
+            wake = awaiting_sweep_;
+            break;
         case PW_REPORT_HEAVY_SWEEP_DONE:
             ++progress_reports_;
             wake = awaiting_sweep_;

@@ -140,6 +140,7 @@ void Monitor::note_port_guid(VerbsDevice &dev, unsigned port)
 
 void Monitor::resolve(TimePoint now)
 {
+    const ResetBaseline baseline = reset_baseline();
     std::optional<PortKey> before = resolver_.watched();
     if (resolver_.resolve(devices_)) {
         const std::optional<PortKey> &after = resolver_.watched();
@@ -147,6 +148,7 @@ void Monitor::resolve(TimePoint now)
             sync_ports(after->device, now);
     }
     looking(now);
+    note_device_back(now, baseline);
 }
 
 void Monitor::looking(TimePoint now)
@@ -159,6 +161,8 @@ void Monitor::looking(TimePoint now)
 
 void Monitor::rescan(TimePoint now)
 {
+    // Before the ports are looked at: a return's sweep is requested there.
+    const ResetBaseline baseline = reset_baseline();
     std::optional<PortKey> before = resolver_.watched();
     std::vector<std::string> opened = devices_.scan(now);
     // Learn the new devices' port GUIDs first: the watched port is found by
@@ -176,11 +180,13 @@ void Monitor::rescan(TimePoint now)
         std::find(opened.begin(), opened.end(), after->device) == opened.end())
         sync_ports(after->device, now);
     looking(now);
+    note_device_back(now, baseline);
 }
 
 void Monitor::lose(const std::string &name, const char *why, TimePoint now)
 {
     ++counters_.device_failures;
+    note_device_lost(name);
     devices_.lose(name, why, now);
     // The watched port may be gone with it: say so, and keep looking.
     resolver_.resolve(devices_);

@@ -63,6 +63,18 @@ struct pw_host {
 	 * Returns 0 when done, -1 when refused because OpenSM is exiting.
 	 */
 	int (*force_heavy_sweep)(void *ctx, int wake);
+	/*
+	 * How many SMPs OpenSM has received on its port since it started
+	 * (its own statistics counter): it moves only while OpenSM's MAD path
+	 * works.
+	 */
+	uint32_t (*smps_received)(void *ctx);
+	/*
+	 * Ask OpenSM to shut down cleanly, as its SIGTERM handler does (set
+	 * osm_exit_flag, and wake its main loop). Returns 0 when asked, -1 when
+	 * OpenSM is already exiting.
+	 */
+	int (*request_exit)(void *ctx);
 };
 
 struct pw_core;

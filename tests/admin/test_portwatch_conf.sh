@@ -103,7 +103,7 @@ expect_rc 0 "enable with options"
 expect_line "$W/c1.conf" "event_plugin_options portwatch.holdoff_ms=250 portwatch.sweep_on_loss=yes" "enable with options"
 run -f "$W/c1.conf" status
 expect_rc 0 "status when enabled"
-expect_out '^options: port=auto holdoff_ms=250 sweep_on_loss=yes act_in=master,discovering retry_max_ms=30000 verify_ms=1000 verify_tries=4 metrics_file=off$' "status when enabled"
+expect_out '^options: port=auto holdoff_ms=250 sweep_on_loss=yes act_in=master,discovering retry_max_ms=30000 verify_ms=1000 verify_tries=4 metrics_file=off on_device_reset=restart reset_check_ms=10000$' "status when enabled"
 run -f "$W/c1.conf" set holdoff_ms=300
 expect_rc 0 "set replaces a token"
 expect_line "$W/c1.conf" "event_plugin_options portwatch.holdoff_ms=300 portwatch.sweep_on_loss=yes" "set replaces in place"
@@ -180,7 +180,8 @@ for bad in holdoff_ms=60001 holdoff_ms=-1 holdoff_ms=1e3 holdoff_ms=+5 holdoff_m
            verify_tries=21 verify_tries=-1 verify_tries=0x1 verify_tries=1.5 sweep_on_loss=Yes sweep_on_loss=1 \
            act_in=master,master 'act_in=master,' act_in=slave act_in= port=0x0 port=0x \
            port=0x12345678901234567 port=mlx5_0:0 port=mlx5_0:255 port=mlx5_0 port=a:b:1 \
-           port=mlx5/0:1 port=Auto port=; do
+           port=mlx5/0:1 port=Auto port= on_device_reset=Restart on_device_reset=exit \
+           reset_check_ms=999 reset_check_ms=600001; do
     run -f "$W/c6.conf" set "$bad"
     [ "$RC" = 1 ] || fail "set $bad: exit status $RC, expected 1 (refused); output: $OUT"; ok
     same_file "$W/stock.conf" "$W/c6.conf" "set $bad refused"
@@ -193,12 +194,13 @@ no_backup "$W/c6.conf" "refused sets"
 for good in holdoff_ms=0 holdoff_ms=60000 holdoff_ms=007 retry_max_ms=100 retry_max_ms=3600000 \
             verify_ms=0 verify_ms=60000 verify_tries=20 verify_tries=00 \
             sweep_on_loss=no act_in=not_active,standby port=auto port=mlx5_0:254 port=0X1 \
-            port=0x0002c903000e0b72 port=my-dev.0:1; do
+            port=0x0002c903000e0b72 on_device_reset=log reset_check_ms=1000 reset_check_ms=600000 \
+            on_device_reset=restart port=my-dev.0:1; do
     run -f "$W/c6.conf" --no-backup set "$good"
     [ "$RC" = 0 ] || fail "set $good: exit status $RC, expected 0; output: $OUT"; ok
 done
 run -f "$W/c6.conf" status
-expect_out '^options \(when enabled\): port=my-dev.0:1 holdoff_ms=7 sweep_on_loss=no act_in=standby,not_active retry_max_ms=3600000 verify_ms=60000 verify_tries=0 metrics_file=off$' "values shown as the plugin shows them"
+expect_out '^options \(when enabled\): port=my-dev.0:1 holdoff_ms=7 sweep_on_loss=no act_in=standby,not_active retry_max_ms=3600000 verify_ms=60000 verify_tries=0 metrics_file=off on_device_reset=restart reset_check_ms=600000$' "values shown as the plugin shows them"
 run -f "$W/c6.conf" set port=0X00AB
 expect_out 'port=0x00000000000000ab ' "a GUID shown as the plugin shows it"
 
@@ -306,7 +308,7 @@ expect_rc 0 "metrics_file in an existing directory"
 grep -q 'warning' <<<"$OUT" && fail "a warning for an existing metrics directory: $OUT"; ok
 expect_line "$W/m.conf" "event_plugin_options portwatch.metrics_file=$W/textfile/portwatch-%g.prom" "metrics_file written"
 run -f "$W/m.conf" status
-expect_out "metrics_file=$W/textfile/portwatch-%g.prom\$" "status shows the metrics file"
+expect_out "metrics_file=$W/textfile/portwatch-%g.prom on_device_reset=restart reset_check_ms=10000$" "status shows the metrics file"
 run -f "$W/m.conf" set "metrics_file=$W/textfile/portwatch.prom"
 expect_rc 0 "metrics_file without %g"
 expect_out "warning: metrics_file=$W/textfile/portwatch.prom is one file for every opensm that reads this file" "warning on one file for every instance"

@@ -10,7 +10,7 @@
 # Set-up: net.2sw2path4hca, stock opensm on Hca1 with sweep_interval 0 (no
 # timer sweep: only the plugin can bring the port back), event_plugin_name
 # portwatch with portwatch.holdoff_ms=100 portwatch.retry_max_ms=1000
-# portwatch.verify_ms=2000, the verbs simulator preloaded with mlx5_0 (Hca1's
+# portwatch.verify_ms=2000 portwatch.reset_check_ms=2000, the verbs simulator preloaded with mlx5_0 (Hca1's
 # node and port GUIDs) and mlx5_1 (another node, port ACTIVE).
 #
 # A device reset takes the link down with it: ibsim Unlink "Hca1"[1] goes
@@ -31,7 +31,10 @@
 #      sweep's SUBNET UP) finds the port INIT and sweeps again; the SM port
 #      ends ACTIVE.
 # Each scenario: opensm still running, no sweep requested while the port
-# was ACTIVE and quiet. At the end SIGTERM -> exit status 0.
+# was ACTIVE and quiet. After each return of mlx5_0 portwatch checks
+# OpenSM's MAD path: under ibsim it survives the reset of the verbs device
+# (umad2sim), so OpenSM's own count of SMPs received moves and the check
+# says "works": no exit, never a "MAD path is dead" line. At the end SIGTERM -> exit status 0.
 set -euo pipefail
 PW_TEST_NAME=${PW_TEST_NAME:-test_device_reset}
 . "$(dirname "$0")/lib.sh"
@@ -75,7 +78,7 @@ add mlx5_1 node_guid=$OTHER_NODE_GUID style=mlx5 state=active
 EOF
 osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0 \
     event_plugin_name=portwatch \
-    "event_plugin_options=portwatch.holdoff_ms=100 portwatch.retry_max_ms=1000 portwatch.verify_ms=2000"
+    "event_plugin_options=portwatch.holdoff_ms=100 portwatch.retry_max_ms=1000 portwatch.verify_ms=2000 portwatch.reset_check_ms=2000"
 osm_start_plugin "$PW_DIR/opensm.conf"
 wait_log "$PW_OSM_LOG" 'portwatch: watching mlx5_0:1 ' 5
 vsimctl wait-open mlx5_0
@@ -102,7 +105,10 @@ wait_log_soft "$PW_OSM_LOG" 'portwatch: mlx5_0:1 .*\(device opened\): link back.
 pw_log "1: ${PW_MATCH_TEXT#*portwatch: }"
 wait_log "$PW_OSM_LOG" "$PW_RE_HEAVY" 5 "$back"
 expect_active "$mark" mlx5_0 "1"
-pw_log "1 ok: reopened, swept, SM port Active"
+wait_log_soft "$PW_OSM_LOG" "portwatch: OpenSM's MAD path works after the reset of mlx5_0: [1-9][0-9]* SMPs received" 6 "$back" \
+    || scenario_fail "$mark" "1: no verdict on OpenSM's MAD path within 6 s (reset_check_ms=2000)"
+pw_log "1: ${PW_MATCH_TEXT#*portwatch: }"
+pw_log "1 ok: reopened, swept, SM port Active, OpenSM's MAD path works"
 
 # ---- 2. back under another name
 pw_log "--- 2: mlx5_0 removed, back as mlx5_3"
@@ -120,6 +126,8 @@ wait_log_soft "$PW_OSM_LOG" 'portwatch: mlx5_3:1 .*link back.*\[action=sweep\]' 
 pw_log "2: ${PW_MATCH_TEXT#*portwatch: }"
 wait_log "$PW_OSM_LOG" "$PW_RE_HEAVY" 5 "$back"
 expect_active "$mark" mlx5_3 "2"
+wait_log_soft "$PW_OSM_LOG" "portwatch: OpenSM's MAD path works after the reset of mlx5_3" 6 "$back" \
+    || scenario_fail "$mark" "2: no verdict on OpenSM's MAD path within 6 s"
 pw_log "2 ok: back as mlx5_3, swept, SM port Active"
 DEV=mlx5_3
 
@@ -176,8 +184,10 @@ pw_sleep 1
 n=$(count_log "$PW_OSM_LOG" "$RE_SWEEP" "$quiet")
 [ "$n" = 0 ] || scenario_fail "$quiet" "$n sweeps requested with the port ACTIVE and quiet"
 
+n=$(count_log "$PW_OSM_LOG" 'portwatch: .*MAD path is dead')
+[ "$n" = 0 ] || pw_fail "$n 'MAD path is dead' lines, though OpenSM's MADs survive resets here"
 osm_stop_clean 5
-wait_log "$PW_OSM_LOG" 'portwatch: stopped: ' 1
+wait_log "$PW_OSM_LOG" 'portwatch: stopped: .* mad_path_dead=0' 1
 pw_log "plugin: ${PW_MATCH_TEXT#*portwatch: }"
 sim_stop
 pw_pass "OpenSM's device reset beside another, back under another name, failing queries, late events: SM port Active each time"

@@ -95,7 +95,15 @@ for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened v
             'warning: no usable verbs device' 'verbs device(s) %s not back; retrying in %lld ms' \
             'event thread: %s; carrying on in %lld ms' \
             'stopped: events=%lu transitions=%lu sweeps=%lu marks=%lu coalesced=%lu ' \
-            '"ignored=%lu device_failures=%lu retries=%lu"' \
+            '"ignored=%lu device_failures=%lu retries=%lu mad_path_dead=%lu"' \
+            '%s is back after its device was lost: checking that OpenSM still receives SMPs ' \
+            "OpenSM's MAD path works after the reset of %s: %u SMPs received" \
+            "no heavy sweep since %s came back %lld ms ago: requesting one to check OpenSM's " \
+            "ERROR: OpenSM's MAD path is dead since the reset of %s (port GUID 0x%016llx): " \
+            "\"a heavy sweep started and not even the port's own HCA answered\"" \
+            "\"OpenSM's sweeper started no heavy sweep\"" \
+            '"service manager starts it again (portwatch.on_device_reset=restart)"' \
+            'restart opensm (portwatch.on_device_reset=log)"' \
             '"link lost"' '"link back"' '"SM configuring the port"' '"attributes changed"' '"no change"' \
             '"sweep"' '"mark"' '"defer"' '"none"' \
             '"HEAVY_SWEEP_START"' '"HEAVY_SWEEP_DONE"' '"SUBNET_UP"' \

@@ -14,7 +14,7 @@
 
 namespace pwtest {
 
-FakeHost::FakeHost() : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb} {}
+FakeHost::FakeHost() : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb, smps_cb, exit_cb} {}
 
 void FakeHost::log_cb(void *ctx, pw_log_level level, const char *line)
 {
@@ -61,6 +61,8 @@ int FakeHost::sweep_cb(void *ctx, int wake)
         ++self->calls_after_close;
     if (self->exiting)
         return -1;
+    if (wake && !self->mad_path_dead)
+        ++self->smps;
     if (wake && self->on_wake)
         self->on_wake();
     std::lock_guard<std::mutex> lock(self->mutex_);
@@ -69,6 +71,25 @@ int FakeHost::sweep_cb(void *ctx, int wake)
     else
         ++self->marks_;
     self->changed_.notify_all();
+    return 0;
+}
+
+uint32_t FakeHost::smps_cb(void *ctx)
+{
+    auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
+    return self->smps.load();
+}
+
+int FakeHost::exit_cb(void *ctx)
+{
+    auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
+    if (self->exiting.exchange(true))
+        return -1;
+    ++self->exit_requests;
     return 0;
 }
 

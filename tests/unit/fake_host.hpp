@@ -34,6 +34,13 @@ public:
     // While above zero, each sm_state() call on the core's side throws
     // std::bad_alloc (and counts one down): an exception on the event thread.
     std::atomic<int> sm_state_throws{0};
+    // OpenSM's count of SMPs received. While the MAD path works, each woken
+    // sweep request adds one (the port's own HCA answers the sweep's first
+    // SMP); a dead path adds none.
+    std::atomic<uint32_t> smps{0};
+    std::atomic<bool> mad_path_dead{false};
+    // request_exit() calls that were granted (exiting is set by them).
+    std::atomic<int> exit_requests{0};
 
     void set_guid(uint64_t host_order);
     int sweeps() const;
@@ -66,6 +73,8 @@ private:
     static pw_sm_state sm_state_cb(void *ctx);
     static uint64_t guid_cb(void *ctx);
     static int sweep_cb(void *ctx, int wake);
+    static uint32_t smps_cb(void *ctx);
+    static int exit_cb(void *ctx);
 
     pw_host cb_;
     mutable std::mutex mutex_;

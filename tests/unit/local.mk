@@ -27,6 +27,7 @@ tests_unit_test_logic_SOURCES = \
 	tests/unit/test_options.cpp \
 	tests/unit/test_policy.cpp \
 	tests/unit/test_outcome.cpp \
+	tests/unit/test_mad_path_check.cpp \
 	tests/unit/test_port_tracker.cpp \
 	tests/unit/test_log_limiter.cpp \
 	tests/unit/test_metrics.cpp tests/unit/temp_dir.hpp
@@ -95,3 +96,12 @@ check_PROGRAMS += tests/unit/test_glue_guard
 TESTS += tests/unit/test_glue_guard
 tests_unit_test_glue_guard_SOURCES = tests/unit/test_glue_guard.c
 tests_unit_test_glue_guard_CPPFLAGS = $(AM_CPPFLAGS) $(OSM_CPPFLAGS)
+
+# After a reset of OpenSM's device: the MAD path check, through the C entry points.
+check_PROGRAMS += tests/unit/test_device_reset
+TESTS += tests/unit/test_device_reset
+tests_unit_test_device_reset_SOURCES = \
+	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/core_plugin.hpp tests/unit/temp_dir.hpp tests/unit/test_device_reset.cpp
+tests_unit_test_device_reset_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+tests_unit_test_device_reset_LDADD = $(PW_TEST_LDADD)

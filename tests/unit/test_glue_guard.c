@@ -10,6 +10,7 @@
  */
 #include "../../plugin/osm_glue.c"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -20,6 +21,14 @@ static int log_lines;
 static int core_creates;
 static const char *core_options;
 static int core_handle;
+static struct pw_host core_host; /* what the glue handed the core */
+static volatile sig_atomic_t sigterms;
+
+static void count_sigterm(int signum)
+{
+	(void)signum;
+	sigterms++;
+}
 
 void osm_log(osm_log_t *log, osm_log_level_t level, const char *fmt, ...)
 {
@@ -42,8 +51,8 @@ void osm_sm_sweep(osm_sm_t *sm)
 struct pw_core *pw_core_create(const struct pw_host *host, const char *options,
 			       const char *osm_version)
 {
-	(void)host;
 	(void)osm_version;
+	core_host = *host;
 	core_creates++;
 	core_options = options;
 	return (struct pw_core *)&core_handle;
@@ -177,11 +186,37 @@ int main(void)
 	free(shifted);
 	free(osm);
 
+	/*
+	 * The exit portwatch asks for after a dead MAD path: OpenSM's own
+	 * flag, then SIGTERM to wake its main loop - only into a handler.
+	 */
+	current = "request_exit with OpenSM's SIGTERM handler installed";
+	osm = make_osm(names, options);
+	CHECK(create(osm) == &core_handle);
+	osm->stats.qp0_mads_rcvd = 7;
+	CHECK(core_host.smps_received(core_host.ctx) == 7);
+	signal(SIGTERM, count_sigterm);
+	osm_exit_flag = 0;
+	CHECK(core_host.request_exit(core_host.ctx) == 0);
+	CHECK(osm_exit_flag == 1);
+	CHECK(sigterms == 1);
+	CHECK(core_host.request_exit(core_host.ctx) == -1); /* already exiting */
+	CHECK(sigterms == 1);
+	CHECK(core_host.force_heavy_sweep(core_host.ctx, 1) == -1);
+
+	current = "request_exit before OpenSM installs its handler: the flag only";
+	signal(SIGTERM, SIG_DFL); /* a signal now would end this test */
+	osm_exit_flag = 0;
+	CHECK(core_host.request_exit(core_host.ctx) == 0);
+	CHECK(osm_exit_flag == 1);
+	free(osm);
+
 	if (failures) {
 		fprintf(stderr, "FAIL: test_glue_guard: %d check(s) failed\n", failures);
 		return 1;
 	}
 	printf("PASS: test_glue_guard: create() starts the core only on the compiled layout; "
-	       "8 layouts checked, none faulted\n");
+	       "8 layouts checked, none faulted; request_exit sets osm_exit_flag and signals "
+	       "only into a handler\n");
 	return 0;
 }

@@ -43,7 +43,30 @@ BOOST_AUTO_TEST_CASE(defaults_without_options)
     }
     BOOST_TEST(ok(nullptr).describe() ==
                "port=auto holdoff_ms=100 sweep_on_loss=no act_in=master,discovering "
-               "retry_max_ms=30000 verify_ms=1000 verify_tries=4 metrics_file=off");
+               "retry_max_ms=30000 verify_ms=1000 verify_tries=4 metrics_file=off "
+               "on_device_reset=restart reset_check_ms=10000");
+}
+
+BOOST_AUTO_TEST_CASE(on_device_reset_and_its_bound)
+{
+    BOOST_TEST((ok(nullptr).on_device_reset == OnDeviceReset::Restart));
+    BOOST_TEST((ok("portwatch.on_device_reset=log").on_device_reset == OnDeviceReset::Log));
+    BOOST_TEST((ok("portwatch.on_device_reset=restart").on_device_reset == OnDeviceReset::Restart));
+    BOOST_TEST(ok("portwatch.on_device_reset=log").describe().find(" on_device_reset=log ") !=
+               std::string::npos);
+    BOOST_TEST(ok("portwatch.reset_check_ms=1000").reset_check.count() == 1000);
+    BOOST_TEST(ok("portwatch.reset_check_ms=600000").reset_check.count() == 600000);
+    for (const char *value : {"Restart", "exit", "yes"})
+        BOOST_TEST(bad(std::string("portwatch.on_device_reset=") + value).find("expected") !=
+                       std::string::npos,
+                   value);
+    BOOST_TEST(bad("portwatch.on_device_reset=exit").find("expected restart or log") !=
+               std::string::npos);
+    for (const char *value : {"999", "600001", "0", "-1000", "10s"})
+        BOOST_TEST(
+            bad(std::string("portwatch.reset_check_ms=") + value).find("from 1000 to 600000") !=
+                std::string::npos,
+            value);
 }
 
 BOOST_AUTO_TEST_CASE(metrics_file)

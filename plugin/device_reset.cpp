@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// After OpenSM's own device came back from a reset: is OpenSM's MAD path
+// alive, and if not, what portwatch does about it.
+//
+// A reset on real hardware leaves OpenSM's umad file dead for good (every
+// read and write fails with EIO), while the process runs on: deaf and mute,
+// it loses every trap and every change, and looks alive to anything that
+// only checks for the process. MadPathCheck judges it by OpenSM's own count
+// of SMPs received; where the path survives the reset (a simulator, a
+// driver that keeps the old file working) it sees SMPs and nothing happens.
+// Found dead: with portwatch.on_device_reset=restart, OpenSM is asked to
+// exit cleanly so that its service manager starts it again (the packages'
+// systemd drop-in); with log, it is said once, in the log, syslog and the
+// metrics file.
+#include <cstdint>
+
+#include "monitor.hpp"
+
+namespace portwatch {
+
+namespace {
+TimePoint from_ticks(Clock::rep ticks)
+{
+    return TimePoint(Clock::duration(ticks));
+}
+}  // namespace
+
+void Monitor::note_device_lost(const std::string &name)
+{
+    const std::optional<PortKey> &watched = resolver_.watched();
+    if (!watched || watched->device != name || exit_requested_)
+        return;
+    reset_pending_ = true;
+    mad_check_.cancel();  // its next return is judged afresh
+}
+
+Monitor::ResetBaseline Monitor::reset_baseline() const
+{
+    // Only while a return is awaited: no call into OpenSM otherwise.
+    if (!reset_pending_)
+        return {};
+    return {host_.smps_received(), sweep_starts_};
+}
+
+void Monitor::note_device_back(TimePoint now, ResetBaseline baseline)
+{
+    const std::optional<PortKey> &watched = resolver_.watched();
+    if (!reset_pending_ || !watched || !devices_.find(watched->device))
+        return;
+    reset_pending_ = false;
+    mad_path_dead_ = false;  // a new reset, a new verdict
+    mad_check_.start(now, baseline.received, baseline.starts);
+    host_.log(PW_LOG_INFO,
+              "%s is back after its device was lost: checking that OpenSM still receives SMPs "
+              "(%u so far; portwatch.reset_check_ms=%lld)",
+              watched->str().c_str(), static_cast<unsigned>(baseline.received),
+              static_cast<long long>(opts_.reset_check.count()));
+}
+
+void Monitor::check_mad_path(TimePoint now)
+{
+    const std::optional<PortKey> watched = resolver_.watched();
+    if (!watched || !devices_.find(watched->device)) {
+        // Lost again on the way: its return starts the check again.
+        mad_check_.cancel();
+        reset_pending_ = true;
+        return;
+    }
+    // Starts first, then their time: a start counted is no later than the time read.
+    unsigned starts = sweep_starts_;
+    TimePoint last_start = from_ticks(last_sweep_start_);
+    pw_sm_state sm = host_.sm_state();
+    bool sweeping = sm == PW_SM_MASTER || sm == PW_SM_DISCOVERING;
+    uint32_t received = host_.smps_received();
+    switch (mad_check_.on_deadline(now, received, starts, last_start, sweeping)) {
+    case MadPathCheck::Verdict::Works:
+        host_.log(PW_LOG_INFO, "OpenSM's MAD path works after the reset of %s: %u SMPs received",
+                  watched->device.c_str(),
+                  static_cast<unsigned>(mad_check_.received_since(received)));
+        return;
+    case MadPathCheck::Verdict::Dead:
+        mad_path_dead(*watched, now, received);
+        return;
+    case MadPathCheck::Verdict::Wait:
+        break;
+    }
+    if (!mad_check_.sweep_wanted())
+        return;
+    // A device return normally brings a heavy sweep (the link came back);
+    // without one there is nothing to judge by.
+    host_.log(PW_LOG_VERBOSE,
+              "no heavy sweep since %s came back %lld ms ago: requesting one to check OpenSM's "
+              "MAD path",
+              watched->device.c_str(), static_cast<long long>(mad_check_.waited(now).count()));
+    if (host_.force_heavy_sweep(true))
+        ++counters_.sweeps;
+}
+
+void Monitor::mad_path_dead(const PortKey &key, TimePoint now, uint32_t received)
+{
+    ++counters_.mad_path_dead;
+    mad_path_dead_ = true;
+    const VerbsDevice *dev = devices_.find(key.device);
+    const unsigned long long guid = dev ? dev->known_guid(key.port) : 0;
+    const long long waited = mad_check_.waited(now).count();
+    const char *why = mad_check_.sweep_started()
+                          ? "a heavy sweep started and not even the port's own HCA answered"
+                          : "OpenSM's sweeper started no heavy sweep";
+    if (opts_.on_device_reset == OnDeviceReset::Log) {
+        host_.log(PW_LOG_SYS_ERROR,
+                  "ERROR: OpenSM's MAD path is dead since the reset of %s (port GUID 0x%016llx): "
+                  "no SMP received in %lld ms (%u in all), %s. OpenSM can neither send nor "
+                  "receive on this port: restart opensm (portwatch.on_device_reset=log)",
+                  key.device.c_str(), guid, waited, static_cast<unsigned>(received), why);
+        return;
+    }
+    host_.log(PW_LOG_SYS_ERROR,
+              "ERROR: OpenSM's MAD path is dead since the reset of %s (port GUID 0x%016llx): no "
+              "SMP received in %lld ms (%u in all), %s. Asking OpenSM to exit so that its "
+              "service manager starts it again (portwatch.on_device_reset=restart)",
+              key.device.c_str(), guid, waited, static_cast<unsigned>(received), why);
+    if (!host_.request_exit()) {
+        host_.log(PW_LOG_INFO, "OpenSM is already exiting");
+        return;
+    }
+    exit_requested_ = true;
+}
+
+}  // namespace portwatch

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// After a reset of OpenSM's device: the MAD path check inside the plugin,
+// through the C entry points (what OpenSM calls), on the verbs simulator.
+// FakeHost plays OpenSM's side: each woken sweep request counts one SMP
+// received while the MAD path works (the port's own HCA answers a sweep's
+// first SMP), none once the test declares it dead; the test reports the
+// HEAVY_SWEEP_START OpenSM would.
+//
+// A path that survives is left alone; a dead one asks OpenSM to exit once
+// (restart) or says once that it must be restarted (log), with the gauge
+// and counter in the metrics file; a return with no sweep of its own gets
+// one requested; a new reset is judged afresh.
+#define BOOST_TEST_MODULE portwatch_device_reset
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "core_plugin.hpp"
+#include "expect.hpp"
+#include "fake_host.hpp"
+#include "temp_dir.hpp"
+
+using namespace pwtest;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr uint64_t kNodeGuid = 0x0002c90300003000ULL;
+constexpr uint64_t kPort1Guid = kNodeGuid + 1;
+const std::string kOptions =
+    "portwatch.holdoff_ms=0 portwatch.retry_max_ms=200 portwatch.reset_check_ms=1000";
+const milliseconds kVerdict{4000};  // reset_check_ms=1000 and a margin
+
+std::string read_file(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// A sample's text as the file has it, with OpenSM's port as its instance label.
+std::string sample(const std::string &name, int value)
+{
+    return name + "{port_guid=\"0x0002c90300003001\"} " + std::to_string(value) + "\n";
+}
+
+bool has(const std::string &text, const std::string &needle)
+{
+    return text.find(needle) != std::string::npos;
+}
+
+// The device reset: mlx5_0 goes (DEVICE_FATAL, closed) and comes back with
+// its port at `state`; the plugin reopens it and starts the check.
+void reset(const FakeHost &host, int n, const char *state = "init")
+{
+    vsim("remove mlx5_0");
+    expect_log(host, "verbs device mlx5_0 failed", n);
+    add_device("mlx5_0", kNodeGuid, std::string("state=") + state);
+    expect_log(host,
+               "mlx5_0:1 is back after its device was lost: checking that OpenSM still "
+               "receives SMPs",
+               n);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(device_reset, Fresh)
+
+// On ibsim, and wherever umad survives the reset: SMPs are received after
+// the return, nothing is stopped, the gauge stays 0.
+BOOST_AUTO_TEST_CASE(a_path_that_survives_the_reset_is_left_alone)
+{
+    add_device("mlx5_0", kNodeGuid);
+    TempDir dir;
+    const std::string path = dir.path + "/pw.prom";
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Plugin plugin(host, (kOptions + " portwatch.metrics_file=" + path).c_str());
+    reset(host, 1);
+    expect_sweeps(host, 1);  // the link came back with the device
+    plugin.report(PW_REPORT_HEAVY_SWEEP_START);
+    expect_log(host, "OpenSM's MAD path works after the reset of mlx5_0: 1 SMPs received", 1,
+               kVerdict);
+    BOOST_TEST(host.exit_requests == 0);
+    BOOST_TEST(host.count("MAD path is dead") == 0, host.dump());
+    BOOST_TEST(host.sweeps() == 1, host.dump());
+    BOOST_REQUIRE(
+        eventually([&] { return has(read_file(path), sample("portwatch_mad_path_dead", 0)); }));
+    BOOST_TEST(has(read_file(path), sample("portwatch_mad_path_dead_total", 0)));
+    plugin.destroy();
+    BOOST_TEST(access(path.c_str(), F_OK) != 0, "a stopped plugin leaves no metrics file");
+}
+
+// The real kernel's case: OpenSM's umad file is dead after the reset. The
+// return's sweep starts and nothing comes back: one SYS line naming the
+// device, the port GUID and why; OpenSM is asked to exit once; the metrics
+// file says so and stays after the plugin's delete().
+BOOST_AUTO_TEST_CASE(a_dead_path_asks_opensm_to_exit_once)
+{
+    add_device("mlx5_0", kNodeGuid);
+    TempDir dir;
+    const std::string path = dir.path + "/pw.prom";
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Plugin plugin(host, (kOptions + " portwatch.metrics_file=" + path).c_str());
+    host.mad_path_dead = true;
+    reset(host, 1);
+    expect_sweeps(host, 1);
+    plugin.report(PW_REPORT_HEAVY_SWEEP_START);
+    expect_log(host,
+               "ERROR: OpenSM's MAD path is dead since the reset of mlx5_0 (port GUID "
+               "0x0002c90300003001): no SMP received in ",
+               1, kVerdict);
+    BOOST_TEST(host.count("a heavy sweep started and not even the port's own HCA answered. "
+                          "Asking OpenSM to exit so that its service manager starts it again "
+                          "(portwatch.on_device_reset=restart)") == 1,
+               host.dump());
+    BOOST_TEST(host.count_sys("MAD path is dead") == 1);
+    BOOST_REQUIRE(eventually([&] { return host.exit_requests == 1; }));
+    BOOST_REQUIRE(
+        eventually([&] { return has(read_file(path), sample("portwatch_mad_path_dead", 1)); }));
+    BOOST_TEST(has(read_file(path), sample("portwatch_mad_path_dead_total", 1)));
+    // OpenSM's shutdown: delete() with osm_exit_flag set.
+    plugin.destroy();
+    const std::string last = read_file(path);
+    BOOST_TEST(has(last, sample("portwatch_mad_path_dead", 1)), "the file stays and says so:\n"
+                                                                    << last);
+    BOOST_TEST(host.count("stopped: ") == 1);
+    BOOST_TEST(host.count("mad_path_dead=1") == 1, host.dump());
+}
+
+// With log: said once, OpenSM is not stopped, the gauge says it until
+// OpenSM runs again; a later reset whose path works clears it.
+BOOST_AUTO_TEST_CASE(log_says_it_once_and_a_new_reset_is_judged_again)
+{
+    add_device("mlx5_0", kNodeGuid);
+    TempDir dir;
+    const std::string path = dir.path + "/pw.prom";
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Plugin plugin(
+        host, (kOptions + " portwatch.on_device_reset=log portwatch.metrics_file=" + path).c_str());
+    host.mad_path_dead = true;
+    reset(host, 1);
+    expect_sweeps(host, 1);
+    plugin.report(PW_REPORT_HEAVY_SWEEP_START);
+    expect_log(host,
+               "OpenSM can neither send nor receive on this port: restart opensm "
+               "(portwatch.on_device_reset=log)",
+               1, kVerdict);
+    BOOST_TEST(host.count_sys("MAD path is dead") == 1);
+    BOOST_TEST(host.exit_requests == 0);
+    BOOST_REQUIRE(
+        eventually([&] { return has(read_file(path), sample("portwatch_mad_path_dead", 1)); }));
+    std::this_thread::sleep_for(milliseconds(2500));  // two more bounds: nothing more to say
+    BOOST_TEST(host.count("MAD path is dead") == 1, host.dump());
+    BOOST_TEST(host.sweeps() == 1, host.dump());
+
+    // The device is reset again and this time the path works.
+    host.mad_path_dead = false;
+    reset(host, 2);
+    expect_sweeps(host, 2);
+    plugin.report(PW_REPORT_HEAVY_SWEEP_START);
+    expect_log(host, "OpenSM's MAD path works after the reset of mlx5_0", 1, kVerdict);
+    BOOST_REQUIRE(
+        eventually([&] { return has(read_file(path), sample("portwatch_mad_path_dead", 0)); }));
+    BOOST_TEST(has(read_file(path), sample("portwatch_mad_path_dead_total", 1)));
+    BOOST_TEST(host.exit_requests == 0);
+}
+
+// The device came back with its port as it was (ACTIVE): no link change,
+// so no sweep of its own. The check asks for one and judges by it.
+BOOST_AUTO_TEST_CASE(a_return_without_a_sweep_gets_one_requested)
+{
+    add_device("mlx5_0", kNodeGuid);
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Plugin plugin(host, kOptions.c_str());
+    reset(host, 1, "active");
+    expect_log(host, "no heavy sweep since mlx5_0 came back", 1, kVerdict);
+    expect_sweeps(host, 1);
+    plugin.report(PW_REPORT_HEAVY_SWEEP_START);
+    expect_log(host, "OpenSM's MAD path works after the reset of mlx5_0: 1 SMPs received", 1,
+               kVerdict);
+    BOOST_TEST(host.exit_requests == 0);
+}
+
+// A standby SM sweeps nothing: the check asks for no sweep and, with no
+// SMP received, says nothing; it only waits (its polls would tell).
+BOOST_AUTO_TEST_CASE(a_standby_is_not_judged_by_silence)
+{
+    add_device("mlx5_0", kNodeGuid);
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    host.sm_state = PW_SM_STANDBY;
+    Plugin plugin(host, kOptions.c_str());
+    host.mad_path_dead = true;
+    reset(host, 1);
+    std::this_thread::sleep_for(milliseconds(3500));  // three bounds and more
+    BOOST_TEST(host.count("MAD path") == 0, host.dump());
+    BOOST_TEST(host.sweeps() == 0, host.dump());
+    BOOST_TEST(host.exit_requests == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
