@@ -599,7 +599,7 @@ osm_make_conf() {
 # Starts /usr/sbin/opensm on the current ibsim, attached at $PW_OSM_HOST
 # (default Hca1), in a private run dir (its cwd, OSM_CACHE_DIR, OSM_TMP_DIR,
 # log). NAME=value pairs are added to its environment; LD_PRELOAD=x is
-# appended after umad2sim. Sets PW_OSM_PID, PW_OSM_LOG, PW_OSM_DIR.
+# appended after umad2sim, LD_PRELOAD_FIRST=x put ahead of it. Sets PW_OSM_PID, PW_OSM_LOG, PW_OSM_DIR.
 osm_start() {
     local conf=$1; shift
     local preload=$PW_UMAD2SIM
@@ -608,6 +608,7 @@ osm_start() {
         case $1 in
             --) shift; args=("$@"); break ;;
             LD_PRELOAD=*) preload="$preload:${1#LD_PRELOAD=}" ;;
+            LD_PRELOAD_FIRST=*) preload="${1#LD_PRELOAD_FIRST=}:$preload" ;;
             [A-Za-z_]*=*) envs+=("$1") ;;
             *) pw_fail "osm_start: unexpected argument '$1'" ;;
         esac
@@ -968,4 +969,79 @@ pw_diag_hook() {
         cat "$PW_VSIM_CONFIG"
         echo "--- last vsimctl reply: ${PW_VSIM_REPLY:-}"
     fi
+}
+
+# ------------------------------------------------------------------ a supervisor, as systemd
+# The restart policy the packages ship (systemd/portwatch-restart.conf),
+# played by the test the way systemd applies it to opensm's unit: read from
+# the shipped file itself, so the tests follow what is installed.
+#   sup_init                   read the policy; no starts counted yet
+#   sup_start CONF [ARGS...]   start opensm with the plugin (osm_start_plugin)
+#                              unless the start limit refuses it: then log
+#                              systemd's message and return 1
+#   sup_wait_exit BOUND_S      wait until opensm exits on its own (fails the
+#                              test after BOUND_S); PW_OSM_RC, PW_SUP_EXIT_US
+#   sup_restart CONF [ARGS...] what Restart= does after that exit: wait
+#                              RestartSec, then sup_start
+sup_init() {
+    local f=$PW_SRCDIR/systemd/portwatch-restart.conf iv
+    pw_need_file "$f" "the systemd drop-in is part of the source tree"
+    PW_SUP_RESTART=$(sed -n 's/^Restart=//p' "$f")
+    PW_SUP_RESTART_SEC=$(sed -n 's/^RestartSec=\([0-9]*\)s$/\1/p' "$f")
+    PW_SUP_BURST=$(sed -n 's/^StartLimitBurst=//p' "$f")
+    iv=$(sed -n 's/^StartLimitIntervalSec=//p' "$f")
+    case $iv in
+        *min) PW_SUP_INTERVAL_S=$(( ${iv%min} * 60 )) ;;
+        *s) PW_SUP_INTERVAL_S=${iv%s} ;;
+        *) PW_SUP_INTERVAL_S=$iv ;;
+    esac
+    [ "$PW_SUP_RESTART" = always ] && [ -n "$PW_SUP_RESTART_SEC" ] && [ -n "$PW_SUP_BURST" ] \
+        && [ -n "$PW_SUP_INTERVAL_S" ] \
+        || pw_fail "cannot read the restart policy of $f (Restart=$PW_SUP_RESTART RestartSec=$PW_SUP_RESTART_SEC StartLimitBurst=$PW_SUP_BURST StartLimitIntervalSec=$iv)"
+    PW_SUP_STARTS=()
+    PW_SUP_REFUSED=
+    pw_log "supervisor: Restart=$PW_SUP_RESTART RestartSec=${PW_SUP_RESTART_SEC}s StartLimitBurst=$PW_SUP_BURST StartLimitIntervalSec=${PW_SUP_INTERVAL_S}s"
+}
+
+sup_start() {
+    local now t
+    local -a kept=()
+    now=$(pw_now_us)
+    for t in "${PW_SUP_STARTS[@]}"; do
+        [ $(( now - t )) -lt $(( PW_SUP_INTERVAL_S * 1000000 )) ] && kept+=("$t")
+    done
+    PW_SUP_STARTS=("${kept[@]}")
+    if [ "${#PW_SUP_STARTS[@]}" -ge "$PW_SUP_BURST" ]; then
+        PW_SUP_REFUSED="opensm: Start request repeated too quickly (${#PW_SUP_STARTS[@]} starts within ${PW_SUP_INTERVAL_S} s, StartLimitBurst=$PW_SUP_BURST). Failed with result 'start-limit-hit'."
+        pw_log "supervisor: $PW_SUP_REFUSED"
+        return 1
+    fi
+    PW_SUP_STARTS+=("$now")
+    osm_start_plugin "$@"
+    pw_log "supervisor: start ${#PW_SUP_STARTS[@]} within the limit's interval"
+}
+
+sup_wait_exit() {
+    local bound=$1 t0 rc=0
+    pw__now; t0=$PW_NOW
+    while osm_alive; do
+        pw__now
+        [ $(( PW_NOW - t0 )) -lt $(( bound * 1000000 )) ] \
+            || pw_fail "opensm (run $PW_OSM_RUN) did not exit within ${bound} s"
+        pw_sleep 0.005
+    done
+    PW_SUP_EXIT_US=$(pw_now_us)
+    wait "$PW_OSM_WRAP_PID" || rc=$?
+    PW_OSM_WRAP_PID=
+    PW_OSM_RC=$rc
+    pw_log "supervisor: opensm (run $PW_OSM_RUN, pid $PW_OSM_PID) exited with status $rc"
+    case $rc in
+        124|137) pw_fail "opensm was killed by the harness time limit (status $rc)" ;;
+    esac
+    pw_san_check
+}
+
+sup_restart() {
+    pw_sleep "$PW_SUP_RESTART_SEC"   # RestartSec: systemd's own delay
+    sup_start "$@"
 }

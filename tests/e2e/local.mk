@@ -9,6 +9,7 @@ e2e_tests = \
 	tests/e2e/test_bounce_rxe.sh \
 	tests/e2e/test_bounce_sweep_on_loss.sh \
 	tests/e2e/test_device_reset.sh \
+	tests/e2e/test_reset_restart.sh \
 	tests/e2e/test_two_instances.sh \
 	tests/e2e/test_metrics.sh \
 	tests/e2e/test_syslog.sh \
@@ -25,4 +26,13 @@ EXTRA_DIST += $(e2e_tests) \
 	tests/stress/lifecycle.sh \
 	tests/e2e/test_bounce.sh \
 	tests/e2e/test_version_mismatch.sh \
+	tests/umad_fault/README.md \
 	tests/e2e/README.md
+
+# libumadfault.so: OpenSM's umad files dead after a "reset", as a real
+# device reset leaves them (see tests/umad_fault/umad_fault.c). Preloaded
+# ahead of umad2sim by the device reset recovery tests.
+check_LTLIBRARIES += tests/umad_fault/libumadfault.la
+tests_umad_fault_libumadfault_la_SOURCES = tests/umad_fault/umad_fault.c
+tests_umad_fault_libumadfault_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath $(abs_builddir)
+tests_umad_fault_libumadfault_la_LIBADD = -ldl -lpthread
