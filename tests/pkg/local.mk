@@ -20,6 +20,8 @@ EXTRA_DIST += \
 	debian/copyright \
 	debian/README.Debian \
 	debian/opensm-portwatch.lintian-overrides \
+	debian/opensm-portwatch.postinst \
+	debian/opensm-portwatch.postrm \
 	debian/opensm-portwatch.triggers \
 	debian/rules \
 	debian/source/format

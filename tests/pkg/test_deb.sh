@@ -181,6 +181,8 @@ has '-rw-r--r--' /usr/share/man/man8/portwatch-conf.8.gz "portwatch-conf(8)"
 has '-rw-r--r--' "$DOCDIR/opensm.conf.sample(.gz)?" "opensm.conf.sample"
 has '-rw-r--r--' "$DOCDIR/README(.gz)?" "README"
 has '-rw-r--r--' "$DOCDIR/copyright" "copyright"
+DROPIN=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)/opensm@.service.d/portwatch-restart.conf
+has '-rw-r--r--' "$DROPIN" "systemd drop-in for opensm@.service"
 ! grep -q '\.la$' "$PW_DIR/contents" || pw_fail "the .deb ships a libtool .la file"
 ! grep -q '/usr/share/doc/portwatch/' "$PW_DIR/contents" || pw_fail "the .deb uses /usr/share/doc/portwatch instead of $DOCDIR"
 
@@ -260,7 +262,7 @@ td_phase opensm
 
 # ------------------------------------------------------------ 6. remove, purge
 out=$(td_dpkg -r "$PKG") || pw_fail "dpkg -r failed: $out"
-for f in "$SO" /usr/sbin/portwatch-conf /usr/share/man/man8/portwatch.8.gz /usr/share/man/man8/portwatch-conf.8.gz; do
+for f in "$SO" /usr/sbin/portwatch-conf /usr/share/man/man8/portwatch.8.gz /usr/share/man/man8/portwatch-conf.8.gz "$DROPIN"; do
     [ ! -e "$f" ] || pw_fail "$f is still there after dpkg -r"
 done
 out=$(td_dpkg --purge "$PKG") || pw_fail "dpkg --purge failed: $out"

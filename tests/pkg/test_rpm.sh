@@ -102,6 +102,7 @@ has '/usr/share/man/man8/portwatch.8(\.gz)?' "portwatch(8)"
 has '/usr/share/man/man8/portwatch-conf.8(\.gz)?' "portwatch-conf(8)"
 has "/usr/share/doc/$PKG/README" "README"
 has "/usr/share/doc/$PKG/opensm.conf.sample" "opensm.conf.sample"
+has /usr/lib/systemd/system/opensm.service.d/portwatch-restart.conf "systemd drop-in for opensm.service"
 ! grep -q '\.la$' "$PW_DIR/contents" || pw_fail "the .rpm ships a libtool .la file"
 lic=$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$RPM" 2>/dev/null | awk '$2 ~ /l/ { print $1 }')
 [[ $lic == */COPYING ]] || pw_fail "COPYING is not marked as the licence (%license): '$lic'"
