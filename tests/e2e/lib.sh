@@ -1045,3 +1045,39 @@ sup_restart() {
     pw_sleep "$PW_SUP_RESTART_SEC"   # RestartSec: systemd's own delay
     sup_start "$@"
 }
+
+# ------------------------------------------------------------ several opensm
+# The harness keeps one opensm "current" (PW_OSM_PID, PW_OSM_LOG, ...). A
+# test running several saves each under a name and swaps it in when needed:
+#   osm_slot_save NAME     keep the current instance's variables as NAME
+#   osm_slot_use NAME      make NAME current again
+#   osm_slot_get NAME VAR  one of NAME's variables (its PW_OSM_LOG, say)
+#   osm_slots_stop         in pw_cleanup_hook: stop the saved instances that
+#                          are not current (the harness stops that one)
+declare -A PW_SLOTS=()
+PW_SLOT_VARS=(PW_OSM_PID PW_OSM_WRAP_PID PW_OSM_DIR PW_OSM_LOG PW_OSM_OUT PW_OSM_RC
+    PW_OSM_START_US PW_OSM_STOP_MS PW_OSM_HOST PW_VSIM_DEV PW_VSIM_CONFIG PW_VSIM_SOCKET)
+PW_SLOT_NAMES=()
+osm_slot_save() {
+    local v
+    for v in "${PW_SLOT_VARS[@]}"; do PW_SLOTS[$1.$v]=${!v:-}; done
+    case " ${PW_SLOT_NAMES[*]} " in *" $1 "*) ;; *) PW_SLOT_NAMES+=("$1") ;; esac
+}
+osm_slot_use() {
+    local v
+    for v in "${PW_SLOT_VARS[@]}"; do printf -v "$v" '%s' "${PW_SLOTS[$1.$v]:-}"; done
+}
+osm_slot_get() {
+    printf '%s' "${PW_SLOTS[$1.$2]:-}"
+}
+osm_slots_stop() {
+    local t pid i
+    for t in "${PW_SLOT_NAMES[@]}"; do
+        pid=${PW_SLOTS[$t.PW_OSM_PID]:-}
+        [ -n "$pid" ] && [ "$pid" != "${PW_OSM_PID:-}" ] || continue
+        kill -TERM "$pid" 2>/dev/null
+        for i in $(seq 60); do pw_pid_running "$pid" || break; pw_sleep 0.05; done
+        pw_pid_running "$pid" && kill -KILL "$pid" 2>/dev/null
+    done
+    return 0
+}

@@ -22,6 +22,7 @@ TESTS += $(e2e_tests)
 EXTRA_DIST += $(e2e_tests) \
 	tests/e2e/lib.sh \
 	tests/e2e/node_exporter.sh \
+	tests/e2e/device_reset.sh \
 	tests/e2e/net.two-subnets \
 	tests/stress/lifecycle.sh \
 	tests/e2e/test_bounce.sh \

@@ -31,10 +31,9 @@ PW_TEST_NAME=${PW_TEST_NAME:-test_reset_restart}
 . "$(dirname "$0")/lib.sh"
 pw_init
 pw_require_plugin
-UMAD_FAULT=$PW_BUILDDIR/tests/umad_fault/.libs/libumadfault.so
-pw_need_file "$UMAD_FAULT" "build the umad test double first (make check builds it)"
+. "$(dirname "$0")/device_reset.sh"
+dr_init
 
-DEAD=$PW_DIR/umad-reset           # touched: OpenSM's umad files die
 TEXTFILE=$PW_DIR/textfile
 mkdir -p "$TEXTFILE"
 METRICS=$TEXTFILE/portwatch-$PW_HCA1_PORT1_GUID.prom
@@ -46,7 +45,7 @@ osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0 \
     event_plugin_name=portwatch \
     "event_plugin_options=portwatch.holdoff_ms=100 portwatch.retry_max_ms=1000 portwatch.reset_check_ms=2000 portwatch.metrics_file=$TEXTFILE/portwatch-%g.prom"
 
-start_args=("$PW_DIR/opensm.conf" LD_PRELOAD_FIRST="$UMAD_FAULT" PW_UMAD_DEAD_FILE="$DEAD")
+start_args=("$PW_DIR/opensm.conf" "${DR_ENV[@]}")
 
 # The metrics file says portwatch_mad_path_dead V (after the instance label).
 metrics_say() {   # VALUE BOUND_S
@@ -65,38 +64,9 @@ expect_up() {   # WHAT
     wait_port_state Hca1 1 Active 10 || pw_fail "$1: SM port is $PW_PORT_STATE, expected Active"
 }
 
-# The reset of mlx5_0 with OpenSM's MAD path gone with it; sets BACK_US
-# (the device's return) and MARK (the log line before it).
-reset_dead() {
-    MARK=$(log_lines "$PW_OSM_LOG")
-    fabric_link down
-    vsimctl remove mlx5_0
-    touch "$DEAD"
-    wait_log "$PW_OSM_LOG" 'portwatch: verbs device mlx5_0 failed' 5 "$MARK"
-    pw_sleep 0.5   # the device stays away a moment, as a reset does
-    fabric_link back
-    vsimctl add mlx5_0 node_guid="$PW_HCA1_NODE_GUID" style=mlx5 state=init
-    BACK_US=$PW_VSIM_T_US
-}
-
-# After reset_dead: the plugin finds the path dead, opensm exits cleanly.
+# After dr_reset_dead: the path found dead, a clean exit, the gauge at 1.
 expect_dead_exit() {   # WHAT
-    local log=$PW_OSM_LOG
-    wait_log "$log" "portwatch: ERROR: OpenSM's MAD path is dead since the reset of mlx5_0 \(port GUID $GUID_RE\): no SMP received in [0-9]+ ms" "$EXIT_BOUND_S" "$MARK"
-    pw_log "$1: ${PW_MATCH_TEXT#*portwatch: }"
-    case $PW_MATCH_TEXT in
-        *"Asking OpenSM to exit so that its service manager starts it again (portwatch.on_device_reset=restart)"*) ;;
-        *) pw_fail "$1: the line does not say what portwatch does: $PW_MATCH_TEXT" ;;
-    esac
-    sup_wait_exit "$EXIT_BOUND_S"
-    [ "$PW_OSM_RC" = 0 ] || pw_fail "$1: opensm exit status $PW_OSM_RC, expected 0 (a clean exit)"
-    pw_log "$1: opensm exited $(pw_fmt_ms $(( PW_SUP_EXIT_US - BACK_US ))) ms after mlx5_0 came back"
-    [ "$(count_log "$log" 'ERR 5404: recv error on MAD sized umad' "$MARK")" -gt 0 ] \
-        || pw_fail "$1: no ERR 5404 in OpenSM's log: its umad file did not die (the test double is not in effect)"
-    [ "$(count_log "$log" 'portwatch: .*MAD path is dead' "$MARK")" = 1 ] \
-        || pw_fail "$1: the dead path was not said exactly once"
-    grep -qE 'portwatch: stopped: .* mad_path_dead=1$' "$log" \
-        || pw_fail "$1: no 'stopped: ... mad_path_dead=1' line: opensm did not shut down through its exit path"
+    dr_expect_dead_exit "$1" "$EXIT_BOUND_S"
     metrics_say 1 2
 }
 
@@ -107,13 +77,13 @@ metrics_say 0 2
 
 # ---- 1. one reset: exit, restart, ACTIVE again
 pw_log "--- 1: mlx5_0 reset, OpenSM's umad file dead"
-reset_dead
+dr_reset_dead mlx5_0
 expect_dead_exit "1"
 exit_us=$PW_SUP_EXIT_US
 sup_restart "${start_args[@]}" || pw_fail "1: the supervisor refused the first restart: $PW_SUP_REFUSED"
 expect_up "1: restarted"
 up_us=$(log_line_us "$PW_OSM_LOG" "$PW_MATCH_LINE")
-pw_log "1: device back -> opensm exit $(pw_fmt_ms $(( exit_us - BACK_US ))) ms -> SUBNET UP of the restarted opensm $(pw_fmt_ms $(( up_us - BACK_US ))) ms (RestartSec=${PW_SUP_RESTART_SEC}s)"
+pw_log "1: device back -> opensm exit $(pw_fmt_ms $(( exit_us - DR_BACK_US ))) ms -> SUBNET UP of the restarted opensm $(pw_fmt_ms $(( up_us - DR_BACK_US ))) ms (RestartSec=${PW_SUP_RESTART_SEC}s)"
 metrics_say 0 5
 [ "$(count_log "$PW_OSM_LOG" 'MAD path is dead')" = 0 ] || pw_fail "1: the restarted opensm's plugin calls its MAD path dead"
 
@@ -121,7 +91,7 @@ metrics_say 0 5
 pw_log "--- 2: resets until StartLimitBurst=$PW_SUP_BURST"
 runs=${#PW_SUP_STARTS[@]}
 while :; do
-    reset_dead
+    dr_reset_dead mlx5_0
     expect_dead_exit "2 (run $PW_OSM_RUN)"
     if ! sup_restart "${start_args[@]}"; then
         break

@@ -36,24 +36,10 @@ pw_require_plugin
 NET=$(cd "$(dirname "$0")" && pwd)/net.two-subnets
 RE_SWEEP='portwatch: .*\[action=sweep\]'
 
-# ---- two opensm instances: the harness keeps one "current"; the other's
-# variables are kept here and swapped in when needed.
-declare -A SAVED=()
-SLOT_VARS=(PW_OSM_PID PW_OSM_WRAP_PID PW_OSM_DIR PW_OSM_LOG PW_OSM_OUT PW_OSM_RC
-    PW_OSM_START_US PW_OSM_STOP_MS PW_OSM_HOST PW_VSIM_DEV PW_VSIM_CONFIG PW_VSIM_SOCKET)
-save_as() { local v; for v in "${SLOT_VARS[@]}"; do SAVED[$1.$v]=${!v:-}; done; }
-use() { local v; for v in "${SLOT_VARS[@]}"; do printf -v "$v" '%s' "${SAVED[$1.$v]}"; done; }
-pw_cleanup_hook() {   # stop the saved instances that are not current
-    local t pid i
+# ---- two opensm instances, A and B (osm_slot_* in lib.sh).
+pw_cleanup_hook() {
     ne_stop
-    for t in A B; do
-        pid=${SAVED[$t.PW_OSM_PID]:-}
-        [ -n "$pid" ] && [ "$pid" != "${PW_OSM_PID:-}" ] || continue
-        kill -TERM "$pid" 2>/dev/null
-        for i in $(seq 60); do pw_pid_running "$pid" || break; pw_sleep 0.05; done
-        pw_pid_running "$pid" && kill -KILL "$pid" 2>/dev/null
-    done
-    return 0
+    osm_slots_stop
 }
 
 sim_start "$NET"
@@ -101,14 +87,14 @@ EOF
 start_instance A Hca1 "$GUID_A"
 wait_log "$PW_OSM_LOG" "portwatch: watching mlx5_0:1 \\(port GUID $GUID_A, OpenSM's bound port\\)" 5
 wait_port_state Hca1 1 Active 5 || pw_fail "A: SM port is $PW_PORT_STATE after SUBNET UP"
-save_as A
+osm_slot_save A
 PW_OSM_PID='' PW_OSM_WRAP_PID=''
 start_instance B Hca2 "$GUID_B"
 wait_log "$PW_OSM_LOG" "portwatch: watching mlx5_1:1 \\(port GUID $GUID_B, OpenSM's bound port\\)" 5
 wait_port_state Hca2 1 Active 5 || pw_fail "B: SM port is $PW_PORT_STATE after SUBNET UP"
-save_as B
+osm_slot_save B
 for t in A B; do
-    [ "$(count_log "${SAVED[$t.PW_OSM_LOG]}" 'portwatch: ERROR|cannot load plugin')" = 0 ] \
+    [ "$(count_log "$(osm_slot_get "$t" PW_OSM_LOG)" 'portwatch: ERROR|cannot load plugin')" = 0 ] \
         || pw_fail "$t: the plugin reported an error at start-up"
 done
 for g in "$GUID_A" "$GUID_B"; do
@@ -124,28 +110,28 @@ pw_log "metrics: node_exporter serves $(grep -c '^portwatch_info' <<<"$NE_SCRAPE
 # instance sees both devices).
 vsimctl_both() {
     local t
-    for t in A B; do use "$t"; vsimctl "$@"; done
+    for t in A B; do osm_slot_use "$t"; vsimctl "$@"; done
 }
 
 # bounce TAG HOST DEV OTHER: the link of TAG's port goes and comes back. The
 # host's hardware reports it to both instances (both see both devices).
 bounce() {
     local tag=$1 host=$2 dev=$3 other=$4 mark_me mark_other
-    use "$other"; mark_other=$(log_lines "$PW_OSM_LOG")
-    use "$tag"; mark_me=$(log_lines "$PW_OSM_LOG")
+    osm_slot_use "$other"; mark_other=$(log_lines "$PW_OSM_LOG")
+    osm_slot_use "$tag"; mark_me=$(log_lines "$PW_OSM_LOG")
     PW_LINK_DRIVER=vsimctl_both link_step down "$dev" "$host"
     pw_sleep 0.3
     PW_LINK_DRIVER=vsimctl_both link_step back "$dev" "$host"
-    use "$tag"
+    osm_slot_use "$tag"
     wait_log "$PW_OSM_LOG" "portwatch: $dev:1 DOWN -> INIT .*\\[action=sweep\\]" 5 "$mark_me"
     wait_log "$PW_OSM_LOG" "$PW_RE_HEAVY" 5 "$mark_me"
     wait_port_state "$host" 1 Active 5 || pw_fail "$tag: SM port is $PW_PORT_STATE after its bounce"
     PW_LINK_DRIVER=vsimctl_both link_step active "$dev"
-    use "$tag"
+    osm_slot_use "$tag"
     wait_log "$PW_OSM_LOG" "portwatch: $dev:1 is ACTIVE again" 5 "$mark_me"
     pw_log "$tag's bounce: its plugin swept, its SM port is Active"
     # The other instance saw the events of a port that is not its own.
-    use "$other"
+    osm_slot_use "$other"
     wait_log "$PW_OSM_LOG" "portwatch: $dev:1 .*not the watched port, ignored" 5 "$mark_other"
     pw_sleep 0.5   # what a wrongly woken sweep would take to show
     [ "$(count_log "$PW_OSM_LOG" "$RE_SWEEP" "$mark_other")" = 0 ] \
@@ -176,11 +162,11 @@ ne_wait portwatch_sweeps_requested_total 'v >= 1' 5 "$GUID_B"
 pw_log "metrics: each instance counted its own port's link lost and back once"
 
 for t in B A; do
-    use "$t"
+    osm_slot_use "$t"
     osm_stop_clean 5
     wait_log "$PW_OSM_LOG" 'portwatch: stopped: ' 1
     pw_log "$t: ${PW_MATCH_TEXT#*portwatch: }"
-    save_as "$t"
+    osm_slot_save "$t"
 done
 sim_stop
 [ -z "$(ls -A "$TEXTFILE_DIR")" ] || pw_fail "metrics files left after both stopped: $(ls -A "$TEXTFILE_DIR")"

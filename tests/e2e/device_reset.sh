@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+# shellcheck shell=bash
+# Sourced by the device reset recovery tests (after lib.sh): a reset of the
+# SM's device that takes OpenSM's MAD path with it, as on a real host.
+#
+#   dr_init                 needs libumadfault.so; sets DR_ENV, the
+#                           osm_start arguments that preload it ahead of
+#                           umad2sim with this test's reset file
+#   dr_reset_dead DEV       ibsim Unlink of Hca1, DEV removed, OpenSM's umad
+#                           files dead; then ReLink and DEV back at INIT.
+#                           Sets DR_MARK (the log line before) and DR_BACK_US
+#                           (DEV's return, harness time)
+#   dr_expect_dead_exit WHAT BOUND_S
+#                           the plugin's ERROR line naming DEV and Hca1's
+#                           port GUID, opensm's ERR 5404 (its receiver
+#                           failing), then opensm exits with status 0 on its
+#                           own, its last portwatch line "stopped: ...
+#                           mad_path_dead=1" (sup_wait_exit: PW_OSM_RC,
+#                           PW_SUP_EXIT_US)
+
+dr_init() {
+    DR_UMAD_FAULT=$PW_BUILDDIR/tests/umad_fault/.libs/libumadfault.so
+    pw_need_file "$DR_UMAD_FAULT" "build the umad test double first (make check builds it)"
+    DR_DEAD=$PW_DIR/umad-reset
+    DR_ENV=(LD_PRELOAD_FIRST="$DR_UMAD_FAULT" PW_UMAD_DEAD_FILE="$DR_DEAD")
+}
+
+dr_reset_dead() {
+    DR_DEV=$1
+    DR_MARK=$(log_lines "$PW_OSM_LOG")
+    fabric_link down
+    vsimctl remove "$DR_DEV"
+    touch "$DR_DEAD"
+    wait_log "$PW_OSM_LOG" "portwatch: verbs device $DR_DEV failed" 5 "$DR_MARK"
+    pw_sleep 0.5   # the device stays away a moment, as a reset does
+    fabric_link back
+    vsimctl add "$DR_DEV" node_guid="$PW_HCA1_NODE_GUID" style=mlx5 state=init
+    DR_BACK_US=$PW_VSIM_T_US
+}
+
+dr_expect_dead_exit() {
+    local what=$1 bound=$2 log=$PW_OSM_LOG
+    wait_log "$log" "portwatch: ERROR: OpenSM's MAD path is dead since the reset of $DR_DEV \\(port GUID $PW_HCA1_PORT1_GUID\\): no SMP received in [0-9]+ ms" "$bound" "$DR_MARK"
+    pw_log "$what: ${PW_MATCH_TEXT#*portwatch: }"
+    case $PW_MATCH_TEXT in
+        *"Asking OpenSM to exit so that its service manager starts it again (portwatch.on_device_reset=restart)"*) ;;
+        *) pw_fail "$what: the line does not say what portwatch does: $PW_MATCH_TEXT" ;;
+    esac
+    sup_wait_exit "$bound"
+    [ "$PW_OSM_RC" = 0 ] || pw_fail "$what: opensm exit status $PW_OSM_RC, expected 0 (a clean exit)"
+    pw_log "$what: opensm exited $(pw_fmt_ms $(( PW_SUP_EXIT_US - DR_BACK_US ))) ms after $DR_DEV came back"
+    [ "$(count_log "$log" 'ERR 5404: recv error on MAD sized umad' "$DR_MARK")" -gt 0 ] \
+        || pw_fail "$what: no ERR 5404 in OpenSM's log: its umad file did not die (the test double is not in effect)"
+    [ "$(count_log "$log" 'portwatch: .*MAD path is dead' "$DR_MARK")" = 1 ] \
+        || pw_fail "$what: the dead path was not said exactly once"
+    grep -qE 'portwatch: stopped: .* mad_path_dead=1$' "$log" \
+        || pw_fail "$what: no 'stopped: ... mad_path_dead=1' line: opensm did not shut down through its exit path"
+}
