@@ -10,6 +10,7 @@ e2e_tests = \
 	tests/e2e/test_bounce_sweep_on_loss.sh \
 	tests/e2e/test_device_reset.sh \
 	tests/e2e/test_reset_restart.sh \
+	tests/e2e/test_reset_standby.sh \
 	tests/e2e/test_two_instances.sh \
 	tests/e2e/test_metrics.sh \
 	tests/e2e/test_syslog.sh \
@@ -34,6 +35,7 @@ EXTRA_DIST += $(e2e_tests) \
 # device reset leaves them (see tests/umad_fault/umad_fault.c). Preloaded
 # ahead of umad2sim by the device reset recovery tests.
 check_LTLIBRARIES += tests/umad_fault/libumadfault.la
-tests_umad_fault_libumadfault_la_SOURCES = tests/umad_fault/umad_fault.c
+tests_umad_fault_libumadfault_la_SOURCES = tests/umad_fault/umad_fault.c \
+	tests/umad_fault/umad_timeouts.c tests/umad_fault/umad_timeouts.h
 tests_umad_fault_libumadfault_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath $(abs_builddir)
 tests_umad_fault_libumadfault_la_LIBADD = -ldl -lpthread

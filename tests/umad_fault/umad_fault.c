@@ -14,6 +14,19 @@
  * umad files open now; a process started afterwards (a restarted opensm)
  * opens live ones. Without PW_UMAD_DEAD_FILE nothing changes.
  *
+ * What others see of the deaf SM follows the kernel too. Its old file's MAD
+ * agents are gone with the reset, so the kernel's MAD layer answers a
+ * request sent to that port (a standby's SMInfo poll) as it answers any
+ * request no agent takes (ib_mad.c, generate_unmatched_resp): a GetResp with
+ * status "unsupported method/attribute combination", the direction bit set
+ * on a directed-route SMP. umad2sim would instead queue the request for the
+ * dead file, where nobody reads it; and since umad2sim implements no send
+ * timeouts, the standby would wait for its answer for ever. So the pending
+ * requests of a dead file are answered so whenever its owner tries to read.
+ *
+ * The files a process opened after the last reset are live, with the send
+ * timeouts the kernel gives and umad2sim lacks (umad_timeouts.c).
+ *
  * One liberty is taken: a failing read waits 20 ms, so that OpenSM's
  * endless ERR 5404 loop costs a test little CPU and log (the kernel returns
  * at once).
@@ -22,6 +35,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <infiniband/umad.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -32,9 +46,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "umad_timeouts.h"
+
 #define MAX_UMAD_FDS 16
 #define POLL_SLICE_MS 50
 #define DEAD_READ_PAUSE_NS (20 * 1000 * 1000)
+/* MAD header: base version, class, class version, method, status (16 bits). */
+#define MAD_CLASS 1
+#define MAD_METHOD 3
+#define MAD_STATUS 4
+#define METHOD_GET 0x01
+#define METHOD_SET 0x02
+#define METHOD_GET_RESP 0x81
+#define CLASS_SUBN_DIRECTED_ROUTE 0x81
+#define STATUS_UNSUPPORTED_METHOD_ATTR 0x000c
+#define SMP_DIRECTION 0x8000
 
 struct umad_fd {
 	int fd;
@@ -54,6 +80,18 @@ static int before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec ||
 	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* 1 if fd is a umad file (one open() saw). */
+static int is_umad(int fd)
+{
+	int i, known = 0;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nfds && !known; i++)
+		known = fds[i].fd == fd;
+	pthread_mutex_unlock(&lock);
+	return known;
 }
 
 /* 1 if fd is a umad file opened before the last "reset". */
@@ -106,16 +144,46 @@ int open(const char *path, int flags, ...)
 int close(int fd)
 {
 	int (*real)(int) = next("close");
-	int i;
+	int i, known = 0;
 
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < nfds; i++)
 		if (fds[i].fd == fd) {
 			fds[i] = fds[--nfds];
+			known = 1;
 			break;
 		}
 	pthread_mutex_unlock(&lock);
+	if (known)
+		umad_timeouts_forget(fd);
 	return real(fd);
+}
+
+/*
+ * Answers the requests queued for dead fd as the kernel answers a request
+ * no agent takes; drops anything else (responses to the deaf SM's own
+ * requests, traps). umad2sim's read returns <= 0 once its queue is empty.
+ */
+static void answer_unmatched(int fd)
+{
+	ssize_t (*real_read)(int, void *, size_t) = next("read");
+	ssize_t (*real_write)(int, const void *, size_t) = next("write");
+	unsigned char buf[sizeof(struct ib_user_mad) + 256];
+	unsigned char *mad = buf + sizeof(struct ib_user_mad);
+	unsigned status;
+	ssize_t n;
+
+	while ((n = real_read(fd, buf, sizeof(buf))) > (ssize_t)sizeof(struct ib_user_mad) + MAD_STATUS + 1) {
+		if (mad[MAD_METHOD] != METHOD_GET && mad[MAD_METHOD] != METHOD_SET)
+			continue;
+		status = STATUS_UNSUPPORTED_METHOD_ATTR;
+		if (mad[MAD_CLASS] == CLASS_SUBN_DIRECTED_ROUTE)
+			status |= SMP_DIRECTION;
+		mad[MAD_METHOD] = METHOD_GET_RESP;
+		mad[MAD_STATUS] = status >> 8;
+		mad[MAD_STATUS + 1] = status & 0xff;
+		(void)real_write(fd, buf, (size_t)n);
+	}
 }
 
 ssize_t read(int fd, void *buf, size_t count)
@@ -124,9 +192,21 @@ ssize_t read(int fd, void *buf, size_t count)
 	struct timespec pause = { 0, DEAD_READ_PAUSE_NS };
 
 	if (dead(fd)) {
+		answer_unmatched(fd);
 		nanosleep(&pause, NULL);
 		errno = EIO;
 		return -1;
+	}
+	if (is_umad(fd)) {
+		ssize_t n = umad_timeouts_expired(fd, buf, count);
+
+		if (n > 0)
+			return n;
+		/* Late responses to requests that timed out are dropped. */
+		do
+			n = real(fd, buf, count);
+		while (n > 0 && umad_timeouts_received(fd, buf, n));
+		return n;
 	}
 	return real(fd, buf, count);
 }
@@ -139,6 +219,9 @@ ssize_t write(int fd, const void *buf, size_t count)
 		errno = EIO;
 		return -1;
 	}
+	/* Remembered first: the response may be read before write returns. */
+	if (is_umad(fd))
+		umad_timeouts_sent(fd, buf, count);
 	return real(fd, buf, count);
 }
 
@@ -158,19 +241,26 @@ int ioctl(int fd, unsigned long request, ...)
 	return real(fd, request, arg);
 }
 
-/* Dead umad fds are ready at once (POLLIN | POLLERR): the count, or 0. */
-static int mark_dead(struct pollfd *set, nfds_t n)
+/*
+ * Dead umad fds are ready at once (POLLIN | POLLERR), and so are live ones
+ * with a timeout due (POLLIN): the count, or 0.
+ */
+static int mark_ready(struct pollfd *set, nfds_t n)
 {
+	short ev[64];
 	nfds_t i;
 	int ready = 0;
 
-	for (i = 0; i < n; i++)
-		if (dead(set[i].fd))
-			ready++;
+	for (i = 0; i < n && i < 64; i++) {
+		ev[i] = dead(set[i].fd)                                ? POLLIN | POLLERR
+			: is_umad(set[i].fd) && umad_timeouts_due(set[i].fd) ? POLLIN
+									     : 0;
+		ready += ev[i] != 0;
+	}
 	if (!ready)
 		return 0;
-	for (i = 0; i < n; i++)
-		set[i].revents = dead(set[i].fd) ? POLLIN | POLLERR : 0;
+	for (i = 0; i < n && i < 64; i++)
+		set[i].revents = ev[i];
 	return ready;
 }
 
@@ -180,8 +270,6 @@ int poll(struct pollfd *set, nfds_t n, int timeout)
 	int has_umad = 0, r;
 	nfds_t i;
 
-	if (!getenv("PW_UMAD_DEAD_FILE"))
-		return real(set, n, timeout);
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < n && !has_umad; i++)
 		for (r = 0; r < nfds; r++)
@@ -189,11 +277,12 @@ int poll(struct pollfd *set, nfds_t n, int timeout)
 	pthread_mutex_unlock(&lock);
 	if (!has_umad)
 		return real(set, n, timeout);
-	/* A reset can come while the caller waits: look again every slice. */
+	/* A reset or a timeout can come while the caller waits: look again
+	 * every slice. */
 	for (;;) {
 		int slice;
 
-		r = mark_dead(set, n);
+		r = mark_ready(set, n);
 		if (r)
 			return r;
 		slice = timeout < 0 || timeout > POLL_SLICE_MS ? POLL_SLICE_MS : timeout;
