@@ -84,7 +84,8 @@ RULES=$PW_DIR/portwatch.rules.yml
 awk '/^Example alert rules/ { on = 1; next }
      on && /^[^ ]/ { exit }
      on { sub(/^    /, ""); print }' "$PW_SRCDIR/README" >"$RULES"
-grep -q 'alert: SMPortNotActive' "$RULES" || pw_fail "no example alert rules found in README"
+grep -q 'alert: SMPortNotActive' "$RULES" && grep -q 'alert: OpenSMDeafAfterDeviceReset' "$RULES" \
+    || pw_fail "no example alert rules found in README"
 out=$(promtool check rules "$RULES" 2>&1) || pw_fail "promtool check rules rejects README's rules: $out"
 pw_log "promtool: $(tail -n 1 <<<"$out")"
 
