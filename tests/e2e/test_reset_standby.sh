@@ -58,7 +58,11 @@ wait_port_state Hca1 1 Active 5 || pw_fail "the master's port is $PW_PORT_STATE"
 osm_slot_save M
 PW_OSM_PID='' PW_OSM_WRAP_PID=''
 PW_OSM_HOST=Hca2
-osm_start "$PW_DIR/standby.conf" LD_PRELOAD_FIRST="$DR_UMAD_FAULT"   # its send timeouts
+# libumadfault.so for its send timeouts; in a sanitizer build it is
+# instrumented, so the runtime comes first (as osm_start_plugin does it).
+PW_OSM_SANITIZE=${PW_SANITIZER_PRELOAD:+1}
+osm_start "$PW_DIR/standby.conf" LD_PRELOAD_FIRST="$DR_UMAD_FAULT"
+PW_OSM_SANITIZE=
 wait_log "$PW_OSM_LOG" "$RE_STANDBY" 10
 pw_log "Hca2: STANDBY"
 osm_slot_save S
