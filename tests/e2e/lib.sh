@@ -684,23 +684,39 @@ osm_wait_up() {
 # osm_stop [BOUND_S]: SIGTERM opensm and require it to exit within BOUND_S
 # (default 5). Sets PW_OSM_RC (its exit status) and PW_OSM_STOP_MS.
 osm_stop() {
-    local bound=${1:-5} t0 t1 rc=0
+    local bound=${1:-5} t0 t1
     [ -n "$PW_OSM_PID" ] || pw_fail "osm_stop: opensm was not started"
     osm_alive || pw_fail "osm_stop: opensm is no longer running (it exited on its own)"
     pw__now; t0=$PW_NOW
     kill -TERM "$PW_OSM_PID"
+    osm__wait_gone "$bound" "opensm did not exit within ${bound} s of SIGTERM"
+    pw__now; t1=$PW_NOW
+    PW_OSM_STOP_MS=$(pw_fmt_ms $(( t1 - t0 )))
+    osm__reap "opensm exited with status %s, ${PW_OSM_STOP_MS} ms after SIGTERM"
+}
+
+# osm__wait_gone BOUND_S MESSAGE: wait until opensm's process is gone; fail
+# with MESSAGE after BOUND_S.
+osm__wait_gone() {
+    local t0
+    pw__now; t0=$PW_NOW
     while osm_alive; do
         pw__now
-        [ $(( PW_NOW - t0 )) -lt $(( bound * 1000000 )) ] \
-            || pw_fail "opensm did not exit within ${bound} s of SIGTERM"
+        [ $(( PW_NOW - t0 )) -lt $(( $1 * 1000000 )) ] || pw_fail "$2"
         pw_sleep 0.002
     done
-    pw__now; t1=$PW_NOW
+}
+
+# osm__reap LOG_FORMAT: after opensm's exit, its status in PW_OSM_RC, logged
+# with LOG_FORMAT (%s: the status); fails on the harness's time limit or a
+# sanitizer report.
+osm__reap() {
+    local rc=0
     wait "$PW_OSM_WRAP_PID" || rc=$?
     PW_OSM_WRAP_PID=
     PW_OSM_RC=$rc
-    PW_OSM_STOP_MS=$(pw_fmt_ms $(( t1 - t0 )))
-    pw_log "opensm exited with status $rc, ${PW_OSM_STOP_MS} ms after SIGTERM"
+    # shellcheck disable=SC2059  # the caller's format
+    pw_log "$(printf "$1" "$rc")"
     case $rc in
         124|137) pw_fail "opensm was killed by the harness time limit (status $rc)" ;;
     esac
@@ -1022,23 +1038,9 @@ sup_start() {
 }
 
 sup_wait_exit() {
-    local bound=$1 t0 rc=0
-    pw__now; t0=$PW_NOW
-    while osm_alive; do
-        pw__now
-        [ $(( PW_NOW - t0 )) -lt $(( bound * 1000000 )) ] \
-            || pw_fail "opensm (run $PW_OSM_RUN) did not exit within ${bound} s"
-        pw_sleep 0.005
-    done
+    osm__wait_gone "$1" "opensm (pid $PW_OSM_PID) did not exit within $1 s"
     PW_SUP_EXIT_US=$(pw_now_us)
-    wait "$PW_OSM_WRAP_PID" || rc=$?
-    PW_OSM_WRAP_PID=
-    PW_OSM_RC=$rc
-    pw_log "supervisor: opensm (run $PW_OSM_RUN, pid $PW_OSM_PID) exited with status $rc"
-    case $rc in
-        124|137) pw_fail "opensm was killed by the harness time limit (status $rc)" ;;
-    esac
-    pw_san_check
+    osm__reap "supervisor: opensm (pid $PW_OSM_PID) exited with status %s"
 }
 
 sup_restart() {
