@@ -11,6 +11,7 @@ e2e_tests = \
 	tests/e2e/test_device_reset.sh \
 	tests/e2e/test_reset_restart.sh \
 	tests/e2e/test_reset_standby.sh \
+	tests/e2e/test_fieldcheck.sh \
 	tests/e2e/test_two_instances.sh \
 	tests/e2e/test_metrics.sh \
 	tests/e2e/test_syslog.sh \
@@ -24,6 +25,7 @@ EXTRA_DIST += $(e2e_tests) \
 	tests/e2e/lib.sh \
 	tests/e2e/node_exporter.sh \
 	tests/e2e/device_reset.sh \
+	tests/e2e/ibsim_host \
 	tests/e2e/net.two-subnets \
 	tests/stress/lifecycle.sh \
 	tests/e2e/test_bounce.sh \

@@ -176,6 +176,8 @@ has() {   # MODE-REGEX PATH-REGEX WHAT
 }
 has '-rw-r--r--' "$SO" "plugin in the multiarch library directory"
 has '-rwxr-xr-x' /usr/sbin/portwatch-conf "portwatch-conf"
+has '-rwxr-xr-x' /usr/sbin/portwatch-fieldcheck "portwatch-fieldcheck"
+has '-rw-r--r--' /usr/share/man/man8/portwatch-fieldcheck.8.gz "portwatch-fieldcheck(8)"
 has '-rw-r--r--' /usr/share/man/man8/portwatch.8.gz "portwatch(8)"
 has '-rw-r--r--' /usr/share/man/man8/portwatch-conf.8.gz "portwatch-conf(8)"
 has '-rw-r--r--' "$DOCDIR/opensm.conf.sample(.gz)?" "opensm.conf.sample"

@@ -98,6 +98,8 @@ has() {   # PATH-REGEX WHAT
 }
 has /usr/lib64/libportwatch.so "plugin in /usr/lib64"
 has /usr/sbin/portwatch-conf "portwatch-conf"
+has /usr/sbin/portwatch-fieldcheck "portwatch-fieldcheck"
+has '/usr/share/man/man8/portwatch-fieldcheck.8(\.gz)?' "portwatch-fieldcheck(8)"
 has '/usr/share/man/man8/portwatch.8(\.gz)?' "portwatch(8)"
 has '/usr/share/man/man8/portwatch-conf.8(\.gz)?' "portwatch-conf(8)"
 has "/usr/share/doc/$PKG/README" "README"

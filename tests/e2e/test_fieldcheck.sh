@@ -1,0 +1,260 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+# portwatch-fieldcheck end to end on the ibsim fabric, as an admin runs it on
+# the SM's host: its SMPs are the real smpquery and ibportstate, sent as the
+# host's CAs (tests/e2e/ibsim_host: mlx5_0 is Hca1, the SM's port; mlx5_1 is
+# Hca3, a second HCA cabled to the same switch, Switch1).
+#
+# ibsim does not train links: a PortInfo Set of PortPhysicalState only
+# changes the switch's own port. The test plays the cable between Switch1
+# port 1 and Hca1 port 1 (hw_step): when the switch port reads Disabled it
+# takes the link down (Unlink, then the switch port disabled again as
+# hardware shows it, and the driver's PORT_ERR for the SM's HCA); when the
+# tool enables it again (Polling), the link comes back at INIT (ReLink, and
+# the driver's report), and once OpenSM has made it ACTIVE, the driver says
+# so too. In the "dead" mode the cable never comes back.
+#
+# Cases:
+#   1. refused, nothing touched (exit 2, switch port still Active/LinkUp):
+#      not root; opensm without portwatch; no second path (the host has only
+#      mlx5_0, its port 2 down); --via the SM's own port; not confirmed;
+#   2. three bounces (--count 3 --down-ms 500 --compare --json): exit 0, each
+#      with the SM port ACTIVE, portwatch's link-back line, HEAVY_SWEEP_START
+#      and SUBNET UP, the times bounded; a valid JSON report;
+#   3. the SM port does not come back (dead cable, --timeout 3): exit 1, the
+#      report says so, the switch port was enabled again;
+#   4. SIGINT while the port is disabled: exit 130, the port enabled again,
+#      the SM port ACTIVE again afterwards.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+pw_init
+pw_require_plugin
+pw_need_cmd setpriv util-linux
+pw_need_cmd perl perl
+
+TOOL=$PW_SRCDIR/scripts/portwatch-fieldcheck
+ACTIVE_BOUND_MS=3000      # enable -> SM port ACTIVE (sweep_interval 0: only portwatch brings it back)
+
+# ------------------------------------------------------------ the host the tool sees
+HOST_BIN=$PW_DIR/hostbin
+mkdir -p "$HOST_BIN"
+for t in smpquery ibportstate ibv_devinfo; do ln -s "$PW_SRCDIR/tests/e2e/ibsim_host" "$HOST_BIN/$t"; done
+cat >"$PW_DIR/host-two.conf" <<EOF
+add mlx5_0 node_guid=$PW_HCA1_NODE_GUID style=mlx5 state=active
+port mlx5_0 1 guid=$PW_HCA1_PORT1_GUID quiet
+add mlx5_1 node_guid=0x0000000000300000 style=mlx5 state=active
+EOF
+cat >"$PW_DIR/host-one.conf" <<EOF
+add mlx5_0 node_guid=$PW_HCA1_NODE_GUID style=mlx5 ports=2 state=active
+port mlx5_0 1 guid=$PW_HCA1_PORT1_GUID quiet
+port mlx5_0 2 state=down quiet
+EOF
+
+# fieldcheck OUT HOSTCONF ARGS...: run the tool (foreground); exit status in FC_RC.
+fieldcheck() {
+    local out=$1 host=$2; shift 2
+    FC_RC=0
+    ( fc_exec "$host" "$TOOL" "$@" ) >"$out" 2>&1 </dev/null || FC_RC=$?
+}
+# fc_exec HOSTCONF CMD...: become CMD in the environment of a root shell on
+# the SM's host (call it in a subshell).
+fc_exec() {
+    local host=$1; shift
+    pw__close_sim_fd
+    exec env PATH="$HOST_BIN:$PATH" PW_HOST_CAS="mlx5_0=Hca1 mlx5_1=Hca3" PW_HOST_VSIM="$host" \
+        PW_VSIM_LIB="$PW_VSIM_LIB" PW_UMAD2SIM="$PW_UMAD2SIM" PW_SIM_NAME="$PW_SIM_NAME" \
+        PW_DIAG_DIR="$PW_DIR/diag" "$@"
+}
+show() { echo "---- $1:"; sed 's/^/    /' "$1"; }
+
+# Switch1 port 1 as ibsim keeps it: SW_LINKED (1/0), SW_STATE, SW_PHYS.
+sw_port() {
+    sim_cmd 'Dump "Switch1"'
+    local line
+    line=$(printf '%s\n' "$PW_SIM_REPLY" | awk '$2 == "[1]"')
+    SW_LINKED=0
+    case $line in *'"Hca1"[1]'*) SW_LINKED=1 ;; esac
+    line=${line##* }
+    SW_STATE=${line%/*} SW_PHYS=${line#*/}
+}
+switch_untouched() {   # CASE
+    sw_port
+    [ "$SW_LINKED$SW_STATE$SW_PHYS" = 1ActiveLinkUp ] \
+        || pw_fail "$1: Switch1 port 1 is $SW_STATE/$SW_PHYS (linked $SW_LINKED) afterwards: it was touched"
+}
+
+# ------------------------------------------------------------ the cable (see the header)
+HW_MODE=ok HW_PHASE=up HW_SIGNAL_PID='' HW_ENABLES=0 HW_DOWNS=0
+SW_LID=''
+hw_step() {
+    sw_port
+    case $HW_PHASE in
+        up|active)
+            if [ "$SW_LINKED" = 1 ] && [ "$SW_PHYS" = Disabled ]; then
+                fabric_link down
+                diag_run Hca3 ibportstate "$SW_LID" 1 disable >"$PW_DIR/diag/redisable.out" 2>&1 \
+                    || pw_fail "could not show Switch1 port 1 as disabled again: $(cat "$PW_DIR/diag/redisable.out")"
+                vsimctl port "$PW_VSIM_DEV" 1 state=down
+                HW_PHASE=dark HW_DOWNS=$(( HW_DOWNS + 1 ))
+                if [ -n "$HW_SIGNAL_PID" ]; then kill -INT -- "-$HW_SIGNAL_PID"; HW_SIGNAL_PID=''; fi
+            elif [ "$HW_PHASE" = up ] && [ "$SW_LINKED" = 1 ] && [ "$SW_STATE" = Active ]; then
+                vsimctl port "$PW_VSIM_DEV" 1 state=active
+                HW_PHASE=active
+            fi ;;
+        dark)
+            if [ "$SW_PHYS" != Disabled ]; then
+                HW_ENABLES=$(( HW_ENABLES + 1 ))
+                if [ "$HW_MODE" = ok ]; then
+                    fabric_link back
+                    vsimctl port "$PW_VSIM_DEV" 1 state=init
+                    HW_PHASE=up
+                else
+                    HW_PHASE=dead
+                fi
+            fi ;;
+    esac
+}
+# run_with_cable OUT HOSTCONF ARGS...: the tool in the background, the cable
+# played until it exits (bounded); FC_RC its exit status.
+run_with_cable() {
+    local out=$1 host=$2 pid t_end; shift 2
+    # As from a terminal: its own process group (Ctrl-C reaches the tool and
+    # the diag it is running), SIGINT not ignored as in a background job.
+    ( fc_exec "$host" setsid env --default-signal=INT "$TOOL" "$@" ) >"$out" 2>&1 </dev/null &
+    pid=$!
+    [ "${HW_SIGNAL:-0}" = 0 ] || HW_SIGNAL_PID=$pid
+    pw__now; t_end=$(( PW_NOW + 120000000 ))
+    while pw_pid_running "$pid"; do
+        hw_step
+        pw__now
+        [ "$PW_NOW" -lt "$t_end" ] || { kill -INT "$pid"; show "$out"; pw_fail "portwatch-fieldcheck still running after 120 s"; }
+        pw_sleep 0.005
+    done
+    FC_RC=0
+    wait "$pid" || FC_RC=$?
+}
+
+# ------------------------------------------------------------ 1. refused before touching anything
+fabric_start mlx5
+sim_cmd 'Dump "Switch1"'
+
+pw_log "case 1a: opensm without portwatch"
+osm_make_conf "$PW_DIR/stock.conf" sweep_interval=0
+osm_start "$PW_DIR/stock.conf"
+osm_wait_up 10
+fieldcheck "$PW_DIR/fc-stock.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID"
+show "$PW_DIR/fc-stock.out"
+[ "$FC_RC" = 2 ] || pw_fail "without portwatch: exit status $FC_RC, expected 2"
+grep -q "portwatch is not loaded in opensm (pid $PW_OSM_PID)" "$PW_DIR/fc-stock.out" \
+    || pw_fail "without portwatch: no 'portwatch is not loaded' message"
+switch_untouched "without portwatch"
+osm_stop
+
+osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0 event_plugin_name=portwatch
+osm_start_plugin "$PW_DIR/opensm.conf"
+osm_watching "$PW_VSIM_DEV"
+SW_LID=$(diag_run Hca3 smpquery -D portinfo 0,1 0 | sed -n 's/^Lid:\.*//p')
+pw_log "Switch1 LID $SW_LID"
+
+pw_log "case 1b: not root"
+rc=0
+( fc_exec "$PW_DIR/host-two.conf" setpriv --reuid=65534 --regid=65534 --clear-groups "$TOOL" --yes \
+    ) >"$PW_DIR/fc-user.out" 2>&1 </dev/null || rc=$?
+show "$PW_DIR/fc-user.out"
+[ "$rc" = 2 ] || pw_fail "not root: exit status $rc, expected 2"
+grep -q 'must run as root' "$PW_DIR/fc-user.out" || pw_fail "not root: no 'must run as root' message"
+
+pw_log "case 1c: no second path (the host's only other port is down)"
+fieldcheck "$PW_DIR/fc-nopath.out" "$PW_DIR/host-one.conf" --yes
+show "$PW_DIR/fc-nopath.out"
+[ "$FC_RC" = 2 ] || pw_fail "no second path: exit status $FC_RC, expected 2"
+grep -q 'no second path to switch 0x0000000000200000' "$PW_DIR/fc-nopath.out" \
+    || pw_fail "no second path: no 'no second path' message"
+
+pw_log "case 1d: --via the SM's own port"
+fieldcheck "$PW_DIR/fc-via.out" "$PW_DIR/host-two.conf" --yes --via mlx5_0:1
+show "$PW_DIR/fc-via.out"
+[ "$FC_RC" = 2 ] || pw_fail "--via mlx5_0:1: exit status $FC_RC, expected 2"
+grep -q "is OpenSM's own port" "$PW_DIR/fc-via.out" || pw_fail "--via mlx5_0:1: no 'own port' message"
+
+pw_log "case 1e: not confirmed (no --yes, no terminal)"
+fieldcheck "$PW_DIR/fc-noyes.out" "$PW_DIR/host-two.conf"
+show "$PW_DIR/fc-noyes.out"
+[ "$FC_RC" = 2 ] || pw_fail "not confirmed: exit status $FC_RC, expected 2"
+grep -q 'port 1 of switch 0x0000000000200000' "$PW_DIR/fc-noyes.out" || pw_fail "not confirmed: the plan does not name the switch port"
+grep -q 'not confirmed' "$PW_DIR/fc-noyes.out" || pw_fail "not confirmed: no 'not confirmed' message"
+switch_untouched "refusals"
+[ "$(grep -c 'portwatch: .*link lost' "$PW_OSM_LOG")" = 0 ] || pw_fail "a refused run bounced the link"
+
+# ------------------------------------------------------------ 2. three bounces
+pw_log "case 2: three bounces"
+HW_PHASE=active
+run_with_cable "$PW_DIR/fc-ok.out" "$PW_DIR/host-two.conf" --yes --count 3 --down-ms 500 --compare --json "$PW_DIR/report.json"
+show "$PW_DIR/fc-ok.out"
+[ "$FC_RC" = 0 ] || pw_fail "three bounces: exit status $FC_RC, expected 0"
+[ "$HW_DOWNS" = 3 ] && [ "$HW_ENABLES" = 3 ] || pw_fail "three bounces: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
+grep -q 'result: 3 of 3 bounce(s) ended with the SM port ACTIVE' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: no 3 of 3 result"
+grep -q 'sent from:   mlx5_1:1' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: the second path is not mlx5_1:1"
+grep -q 'stock OpenSM (without portwatch).*never: sweep_interval is 0' "$PW_DIR/fc-ok.out" \
+    || pw_fail "--compare: no stock OpenSM line for sweep_interval 0"
+# Every bounce: each column a time, SM ACTIVE within the bound.
+for n in 1 2 3; do
+    row=$(awk -v n="$n" '$1 == n && $NF == "ok"' "$PW_DIR/fc-ok.out")
+    [ -n "$row" ] || pw_fail "bounce $n: no ok row in the report"
+    [[ $row != *' - '* ]] || pw_fail "bounce $n: a time is missing: $row"
+    active_ms=$(awk '{ print $2 }' <<<"$row")
+    [ "${active_ms%.*}" -lt "$ACTIVE_BOUND_MS" ] || pw_fail "bounce $n: SM port ACTIVE after $active_ms ms (bound $ACTIVE_BOUND_MS)"
+done
+perl -MJSON::PP -e '
+    local $/; my $r = decode_json(<STDIN>);
+    die "bounces: " . scalar(@{$r->{bounces}}) . "\n" unless @{$r->{bounces}} == 3;
+    for my $b (@{$r->{bounces}}) {
+        die "bounce $b->{bounce}: result $b->{result}\n" unless $b->{result} eq "ok";
+        for my $k (qw(sm_port_active_ms link_back_line_ms heavy_sweep_start_ms subnet_up_ms)) {
+            die "bounce $b->{bounce}: no $k\n" unless defined $b->{$k};
+        }
+        die "bounce $b->{bounce}: no log lines\n" unless grep { /SUBNET UP/ } @{$b->{log_lines}};
+    }
+    die "hca: $r->{hca}{device} $r->{hca}{vendor_part_id}\n" unless $r->{hca}{device} eq "mlx5_0" && $r->{hca}{vendor_part_id} ne "";
+    die "opensm: $r->{opensm}{version}\n" unless $r->{opensm}{version} =~ /^OpenSM \d/;
+    die "portwatch: $r->{portwatch}{version}\n" unless $r->{portwatch}{version} =~ /^\d/;
+    die "kernel\n" unless $r->{host}{kernel} ne "";
+    die "ok: $r->{ok}\n" unless $r->{ok} == 3;
+' <"$PW_DIR/report.json" || { show "$PW_DIR/report.json"; pw_fail "the JSON report is not what the run printed"; }
+pw_log "JSON report: valid, 3 bounces"
+sed -n '/^==== /,$p' "$PW_DIR/fc-ok.out"
+
+# ------------------------------------------------------------ 3. the SM port does not come back
+pw_log "case 3: the cable stays dark"
+HW_MODE=dead HW_DOWNS=0 HW_ENABLES=0
+run_with_cable "$PW_DIR/fc-dead.out" "$PW_DIR/host-two.conf" --yes --count 2 --down-ms 300 --timeout 3
+show "$PW_DIR/fc-dead.out"
+[ "$FC_RC" = 1 ] || pw_fail "dead cable: exit status $FC_RC, expected 1"
+grep -q 'bounce 1 FAILED: the SM port was not ACTIVE within 3 s of the enable' "$PW_DIR/fc-dead.out" \
+    || pw_fail "dead cable: no 'not ACTIVE within 3 s' line"
+[ "$HW_DOWNS" = 1 ] || pw_fail "dead cable: $HW_DOWNS bounces started, expected the first only"
+sw_port
+[ "$SW_PHYS" != Disabled ] || pw_fail "dead cable: the switch port was left disabled"
+grep -q 'result: 0 of 2 bounce(s)' "$PW_DIR/fc-dead.out" || pw_fail "dead cable: no '0 of 2' result"
+# The cable is repaired: the SM port comes back (portwatch's sweep).
+HW_MODE=ok
+fabric_link back
+vsimctl port "$PW_VSIM_DEV" 1 state=init
+HW_PHASE=up
+wait_port_state Hca1 1 Active 5 || pw_fail "SM port not Active after the cable was repaired"
+
+# ------------------------------------------------------------ 4. SIGINT mid-bounce
+pw_log "case 4: SIGINT while the switch port is disabled"
+hw_step   # mirror ACTIVE to the driver
+HW_SIGNAL=1 HW_DOWNS=0 HW_ENABLES=0
+run_with_cable "$PW_DIR/fc-int.out" "$PW_DIR/host-two.conf" --yes --count 3 --down-ms 1000
+HW_SIGNAL=0
+show "$PW_DIR/fc-int.out"
+[ "$FC_RC" = 130 ] || pw_fail "SIGINT: exit status $FC_RC, expected 130"
+grep -q 'enabled again' "$PW_DIR/fc-int.out" || pw_fail "SIGINT: the tool does not say it enabled the port again"
+grep -q 'interrupted (SIGINT) during bounce 1' "$PW_DIR/fc-int.out" || pw_fail "SIGINT: no 'interrupted' line"
+[ "$HW_DOWNS" = 1 ] && [ "$HW_ENABLES" = 1 ] || pw_fail "SIGINT: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
+wait_port_state Hca1 1 Active 5 || pw_fail "SIGINT: SM port not Active again after the enable"
+
+osm_stop
+pw_pass "refusals touch nothing; 3 bounces measured and reported (JSON); a dead cable and SIGINT end with the switch port enabled"
