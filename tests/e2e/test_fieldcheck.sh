@@ -20,11 +20,14 @@
 #      mlx5_0, its port 2 down); --via the SM's own port; not confirmed;
 #   2. three bounces (--count 3 --down-ms 500 --compare --json): exit 0, each
 #      with the SM port ACTIVE, portwatch's link-back line, HEAVY_SWEEP_START
-#      and SUBNET UP, the times bounded; a valid JSON report;
-#   3. the SM port does not come back (dead cable, --timeout 3): exit 1, the
-#      report says so, the switch port was enabled again;
-#   4. SIGINT while the port is disabled: exit 130, the port enabled again,
-#      the SM port ACTIVE again afterwards.
+#      and SUBNET UP, the times bounded; portwatch's metrics file read (3 link
+#      returns, 3 sweeps); a valid JSON report;
+#   3. the SM port does not come back (dead cable, --guid, --timeout 3): exit
+#      1, the report says so, the switch port was enabled again;
+#   4. SIGINT to the tool's process group, as Ctrl-C sends it, while the port
+#      is disabled (--port): exit 130, the port enabled again, the SM port
+#      ACTIVE again afterwards.
+# Every run names opensm with --pid: other tests' opensm may run meanwhile.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 pw_init
@@ -150,7 +153,8 @@ grep -q "portwatch is not loaded in opensm (pid $PW_OSM_PID)" "$PW_DIR/fc-stock.
 switch_untouched "without portwatch"
 osm_stop
 
-osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0 event_plugin_name=portwatch
+osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0 event_plugin_name=portwatch \
+    "event_plugin_options=portwatch.metrics_file=$PW_DIR/portwatch.prom"
 osm_start_plugin "$PW_DIR/opensm.conf"
 osm_watching "$PW_VSIM_DEV"
 SW_LID=$(diag_run Hca3 smpquery -D portinfo 0,1 0 | sed -n 's/^Lid:\.*//p')
@@ -165,20 +169,20 @@ show "$PW_DIR/fc-user.out"
 grep -q 'must run as root' "$PW_DIR/fc-user.out" || pw_fail "not root: no 'must run as root' message"
 
 pw_log "case 1c: no second path (the host's only other port is down)"
-fieldcheck "$PW_DIR/fc-nopath.out" "$PW_DIR/host-one.conf" --yes
+fieldcheck "$PW_DIR/fc-nopath.out" "$PW_DIR/host-one.conf" --yes --pid "$PW_OSM_PID"
 show "$PW_DIR/fc-nopath.out"
 [ "$FC_RC" = 2 ] || pw_fail "no second path: exit status $FC_RC, expected 2"
 grep -q 'no second path to switch 0x0000000000200000' "$PW_DIR/fc-nopath.out" \
     || pw_fail "no second path: no 'no second path' message"
 
 pw_log "case 1d: --via the SM's own port"
-fieldcheck "$PW_DIR/fc-via.out" "$PW_DIR/host-two.conf" --yes --via mlx5_0:1
+fieldcheck "$PW_DIR/fc-via.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --via mlx5_0:1
 show "$PW_DIR/fc-via.out"
 [ "$FC_RC" = 2 ] || pw_fail "--via mlx5_0:1: exit status $FC_RC, expected 2"
 grep -q "is OpenSM's own port" "$PW_DIR/fc-via.out" || pw_fail "--via mlx5_0:1: no 'own port' message"
 
 pw_log "case 1e: not confirmed (no --yes, no terminal)"
-fieldcheck "$PW_DIR/fc-noyes.out" "$PW_DIR/host-two.conf"
+fieldcheck "$PW_DIR/fc-noyes.out" "$PW_DIR/host-two.conf" --pid "$PW_OSM_PID"
 show "$PW_DIR/fc-noyes.out"
 [ "$FC_RC" = 2 ] || pw_fail "not confirmed: exit status $FC_RC, expected 2"
 grep -q 'port 1 of switch 0x0000000000200000' "$PW_DIR/fc-noyes.out" || pw_fail "not confirmed: the plan does not name the switch port"
@@ -189,7 +193,7 @@ switch_untouched "refusals"
 # ------------------------------------------------------------ 2. three bounces
 pw_log "case 2: three bounces"
 HW_PHASE=active
-run_with_cable "$PW_DIR/fc-ok.out" "$PW_DIR/host-two.conf" --yes --count 3 --down-ms 500 --compare --json "$PW_DIR/report.json"
+run_with_cable "$PW_DIR/fc-ok.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --count 3 --down-ms 500 --compare --json "$PW_DIR/report.json"
 show "$PW_DIR/fc-ok.out"
 [ "$FC_RC" = 0 ] || pw_fail "three bounces: exit status $FC_RC, expected 0"
 [ "$HW_DOWNS" = 3 ] && [ "$HW_ENABLES" = 3 ] || pw_fail "three bounces: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
@@ -197,6 +201,8 @@ grep -q 'result: 3 of 3 bounce(s) ended with the SM port ACTIVE' "$PW_DIR/fc-ok.
 grep -q 'sent from:   mlx5_1:1' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: the second path is not mlx5_1:1"
 grep -q 'stock OpenSM (without portwatch).*never: sweep_interval is 0' "$PW_DIR/fc-ok.out" \
     || pw_fail "--compare: no stock OpenSM line for sweep_interval 0"
+grep -q "^metrics ($PW_DIR/portwatch.prom): last recovery [0-9.e+-]* s, link returns 3, sweeps requested 3\$" "$PW_DIR/fc-ok.out" \
+    || pw_fail "three bounces: the metrics file's line is not 3 link returns and 3 sweeps"
 # Every bounce: each column a time, SM ACTIVE within the bound.
 for n in 1 2 3; do
     row=$(awk -v n="$n" '$1 == n && $NF == "ok"' "$PW_DIR/fc-ok.out")
@@ -220,6 +226,7 @@ perl -MJSON::PP -e '
     die "portwatch: $r->{portwatch}{version}\n" unless $r->{portwatch}{version} =~ /^\d/;
     die "kernel\n" unless $r->{host}{kernel} ne "";
     die "ok: $r->{ok}\n" unless $r->{ok} == 3;
+    die "metrics\n" unless $r->{portwatch}{metrics_file} =~ m{/portwatch\.prom$} && $r->{bounces}[2]{metrics_last_recovery_seconds} > 0;
 ' <"$PW_DIR/report.json" || { show "$PW_DIR/report.json"; pw_fail "the JSON report is not what the run printed"; }
 pw_log "JSON report: valid, 3 bounces"
 sed -n '/^==== /,$p' "$PW_DIR/fc-ok.out"
@@ -227,7 +234,7 @@ sed -n '/^==== /,$p' "$PW_DIR/fc-ok.out"
 # ------------------------------------------------------------ 3. the SM port does not come back
 pw_log "case 3: the cable stays dark"
 HW_MODE=dead HW_DOWNS=0 HW_ENABLES=0
-run_with_cable "$PW_DIR/fc-dead.out" "$PW_DIR/host-two.conf" --yes --count 2 --down-ms 300 --timeout 3
+run_with_cable "$PW_DIR/fc-dead.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --guid 0x100001 --count 2 --down-ms 300 --timeout 3
 show "$PW_DIR/fc-dead.out"
 [ "$FC_RC" = 1 ] || pw_fail "dead cable: exit status $FC_RC, expected 1"
 grep -q 'bounce 1 FAILED: the SM port was not ACTIVE within 3 s of the enable' "$PW_DIR/fc-dead.out" \
@@ -247,7 +254,7 @@ wait_port_state Hca1 1 Active 5 || pw_fail "SM port not Active after the cable w
 pw_log "case 4: SIGINT while the switch port is disabled"
 hw_step   # mirror ACTIVE to the driver
 HW_SIGNAL=1 HW_DOWNS=0 HW_ENABLES=0
-run_with_cable "$PW_DIR/fc-int.out" "$PW_DIR/host-two.conf" --yes --count 3 --down-ms 1000
+run_with_cable "$PW_DIR/fc-int.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --port mlx5_0:1 --count 3 --down-ms 1000
 HW_SIGNAL=0
 show "$PW_DIR/fc-int.out"
 [ "$FC_RC" = 130 ] || pw_fail "SIGINT: exit status $FC_RC, expected 130"
