@@ -240,6 +240,8 @@ show "$PW_DIR/fc-dead.out"
 grep -q 'bounce 1 FAILED: the SM port was not ACTIVE within 3 s of the enable' "$PW_DIR/fc-dead.out" \
     || pw_fail "dead cable: no 'not ACTIVE within 3 s' line"
 [ "$HW_DOWNS" = 1 ] || pw_fail "dead cable: $HW_DOWNS bounces started, expected the first only"
+grep -q 'port 1 of switch 0x0000000000200000 is enabled (Polling)' "$PW_DIR/fc-dead.out" \
+    || pw_fail "dead cable: the tool does not say the switch port is enabled (Polling: no link)"
 sw_port
 [ "$SW_PHYS" != Disabled ] || pw_fail "dead cable: the switch port was left disabled"
 grep -q 'result: 0 of 2 bounce(s)' "$PW_DIR/fc-dead.out" || pw_fail "dead cable: no '0 of 2' result"
