@@ -230,6 +230,8 @@ pw_log "installed: $(dpkg-query -W -f='${Package} ${Version}' "$PKG"); ld.so cac
 # A fresh opensm.conf from opensm itself; the installed helper enables portwatch.
 osm_make_conf "$PW_DIR/opensm.conf" sweep_interval=0
 cp "$PW_DIR/opensm.conf" "$PW_DIR/opensm.conf.orig"
+out=$(/usr/sbin/portwatch-fieldcheck --help 2>&1) && grep -q '^Usage: portwatch-fieldcheck' <<<"$out" \
+    || pw_fail "the installed portwatch-fieldcheck --help failed: $out"
 out=$(/usr/sbin/portwatch-conf -f "$PW_DIR/opensm.conf" enable holdoff_ms=100 2>&1) \
     || pw_fail "portwatch-conf enable failed: $out"
 grep -qx 'event_plugin_name portwatch' "$PW_DIR/opensm.conf" || pw_fail "portwatch-conf did not enable portwatch"
@@ -264,7 +266,8 @@ td_phase opensm
 
 # ------------------------------------------------------------ 6. remove, purge
 out=$(td_dpkg -r "$PKG") || pw_fail "dpkg -r failed: $out"
-for f in "$SO" /usr/sbin/portwatch-conf /usr/share/man/man8/portwatch.8.gz /usr/share/man/man8/portwatch-conf.8.gz "$DROPIN"; do
+for f in "$SO" /usr/sbin/portwatch-conf /usr/sbin/portwatch-fieldcheck /usr/share/man/man8/portwatch.8.gz \
+         /usr/share/man/man8/portwatch-conf.8.gz /usr/share/man/man8/portwatch-fieldcheck.8.gz "$DROPIN"; do
     [ ! -e "$f" ] || pw_fail "$f is still there after dpkg -r"
 done
 out=$(td_dpkg --purge "$PKG") || pw_fail "dpkg --purge failed: $out"
