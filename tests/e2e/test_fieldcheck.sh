@@ -199,6 +199,7 @@ show "$PW_DIR/fc-ok.out"
 [ "$HW_DOWNS" = 3 ] && [ "$HW_ENABLES" = 3 ] || pw_fail "three bounces: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
 grep -q 'result: 3 of 3 bounce(s) ended with the SM port ACTIVE' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: no 3 of 3 result"
 grep -q 'sent from:   mlx5_1:1' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: the second path is not mlx5_1:1"
+grep -q 'SM state:    MASTER' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: the plan does not say OpenSM is MASTER"
 grep -q 'stock OpenSM (without portwatch).*never: sweep_interval is 0' "$PW_DIR/fc-ok.out" \
     || pw_fail "--compare: no stock OpenSM line for sweep_interval 0"
 grep -q "^metrics ($PW_DIR/portwatch.prom): last recovery [0-9.e+-]* s, link returns 3, sweeps requested 3\$" "$PW_DIR/fc-ok.out" \
@@ -222,7 +223,7 @@ perl -MJSON::PP -e '
         die "bounce $b->{bounce}: no log lines\n" unless grep { /SUBNET UP/ } @{$b->{log_lines}};
     }
     die "hca: $r->{hca}{device} $r->{hca}{vendor_part_id}\n" unless $r->{hca}{device} eq "mlx5_0" && $r->{hca}{vendor_part_id} ne "";
-    die "opensm: $r->{opensm}{version}\n" unless $r->{opensm}{version} =~ /^OpenSM \d/;
+    die "opensm: $r->{opensm}{version} $r->{opensm}{sm_state}\n" unless $r->{opensm}{version} =~ /^OpenSM \d/ && $r->{opensm}{sm_state} eq "MASTER";
     die "portwatch: $r->{portwatch}{version}\n" unless $r->{portwatch}{version} =~ /^\d/;
     die "kernel\n" unless $r->{host}{kernel} ne "";
     die "ok: $r->{ok}\n" unless $r->{ok} == 3;
