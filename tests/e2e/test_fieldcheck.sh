@@ -161,9 +161,15 @@ SW_LID=$(diag_run Hca3 smpquery -D portinfo 0,1 0 | sed -n 's/^Lid:\.*//p')
 pw_log "Switch1 LID $SW_LID"
 
 pw_log "case 1b: not root"
+# A copy the unprivileged user can read (the source tree and the work dir
+# may be private to root).
+user_dir=$(mktemp -d /tmp/pw-fc-user.XXXXXX)
+chmod 755 "$user_dir"
+install -m 755 "$TOOL" "$user_dir/portwatch-fieldcheck"
 rc=0
-( fc_exec "$PW_DIR/host-two.conf" setpriv --reuid=65534 --regid=65534 --clear-groups "$TOOL" --yes \
-    ) >"$PW_DIR/fc-user.out" 2>&1 </dev/null || rc=$?
+( cd / && fc_exec "$PW_DIR/host-two.conf" setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$user_dir/portwatch-fieldcheck" --yes ) >"$PW_DIR/fc-user.out" 2>&1 </dev/null || rc=$?
+rm -rf "$user_dir"
 show "$PW_DIR/fc-user.out"
 [ "$rc" = 2 ] || pw_fail "not root: exit status $rc, expected 2"
 grep -q 'must run as root' "$PW_DIR/fc-user.out" || pw_fail "not root: no 'must run as root' message"
