@@ -35,8 +35,9 @@
 # At the end: SIGTERM -> exit status 0, and the plugin's "stopped:" summary
 # counts one sweep per bounce (two with sweep_on_loss).
 # Prints min/median/max of: plugin's link-back line -> INITIATING HEAVY SWEEP,
-# -> SUBNET UP, vsimctl state=init command -> INITIATING HEAVY SWEEP, and the
-# plugin's own telemetry lines.
+# -> SUBNET UP, vsimctl state=init command -> INITIATING HEAVY SWEEP, the
+# plugin's own telemetry lines, and its link back -> SM port ACTIVE ("is
+# ACTIVE again", the time portwatch-fieldcheck reports as "(portwatch)").
 set -euo pipefail
 STYLE_ARG=${1:-all}
 case $STYLE_ARG in
@@ -208,13 +209,17 @@ run_style() {
         || pw_fail "$STYLE: plugin counted sweeps=$sweeps, expected $(( BOUNCES + total_loss_sweeps ))"
     sim_stop
 
+    # The plugin's own link back -> SM port ACTIVE ("%.3f ms": µs once the dot goes).
+    local -a t_active
+    mapfile -t t_active < <(sed -n 's/.*portwatch: .* is ACTIVE again \([0-9]*\)\.\([0-9]\{3\}\) ms after the link came back.*/\1\2/p' "$PW_OSM_LOG")
     local s
     for s in "$(pw_stats "$STYLE link-back line -> INITIATING HEAVY SWEEP" "${d_sweep[@]}")" \
              "$(pw_stats "$STYLE link-back line -> SUBNET UP" "${d_up[@]}")" \
              "$(pw_stats "$STYLE vsimctl state=$return_state -> INITIATING HEAVY SWEEP" "${d_cmd[@]}")" \
              "$(pw_stats "$STYLE telemetry HEAVY_SWEEP_START" "${t_start[@]}")" \
              "$(pw_stats "$STYLE telemetry HEAVY_SWEEP_DONE" "${t_done[@]}")" \
-             "$(pw_stats "$STYLE telemetry SUBNET_UP" "${t_up[@]}")"; do
+             "$(pw_stats "$STYLE telemetry SUBNET_UP" "${t_up[@]}")" \
+             "$(pw_stats "$STYLE portwatch: link back -> SM port ACTIVE ('is ACTIVE again')" "${t_active[@]}")"; do
         SUMMARY+=("$s")
         echo "$s"
     done
