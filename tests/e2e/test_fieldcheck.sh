@@ -208,6 +208,8 @@ grep -q 'sent from:   mlx5_1:1' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: t
 grep -q 'SM state:    MASTER' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: the plan does not say OpenSM is MASTER"
 grep -q 'stock OpenSM (without portwatch).*never: sweep_interval is 0' "$PW_DIR/fc-ok.out" \
     || pw_fail "--compare: no stock OpenSM line for sweep_interval 0"
+[ "$(grep -c -E '^  bounce [123]: [0-9.]+ / [0-9.]+ / [0-9.]+ ms$' "$PW_DIR/fc-ok.out")" = 3 ] \
+    || pw_fail "three bounces: no port event -> sweep times from the metrics file for every bounce"
 grep -q "^metrics ($PW_DIR/portwatch.prom): last recovery [0-9.e+-]* s, link returns 3, sweeps requested 3\$" "$PW_DIR/fc-ok.out" \
     || pw_fail "three bounces: the metrics file's line is not 3 link returns and 3 sweeps"
 # Every bounce: each column a time, SM ACTIVE within the bound.
@@ -234,6 +236,11 @@ perl -MJSON::PP -e '
     die "kernel\n" unless $r->{host}{kernel} ne "";
     die "ok: $r->{ok}\n" unless $r->{ok} == 3;
     die "metrics\n" unless $r->{portwatch}{metrics_file} =~ m{/portwatch\.prom$} && $r->{bounces}[2]{metrics_last_recovery_seconds} > 0;
+    for my $b (@{$r->{bounces}}) {
+        my $m = $b->{metrics_reaction_ms};
+        die "bounce $b->{bounce}: metrics reaction $m->{heavy_sweep_start} $m->{subnet_up}\n"
+            unless defined $m->{subnet_up} && $m->{heavy_sweep_start} <= $m->{subnet_up};
+    }
 ' <"$PW_DIR/report.json" || { show "$PW_DIR/report.json"; pw_fail "the JSON report is not what the run printed"; }
 pw_log "JSON report: valid, 3 bounces"
 sed -n '/^==== /,$p' "$PW_DIR/fc-ok.out"
