@@ -17,7 +17,8 @@
 # Cases:
 #   1. refused, nothing touched (exit 2, switch port still Active/LinkUp):
 #      not root; opensm without portwatch; no second path (the host has only
-#      mlx5_0, its port 2 down); --via the SM's own port; not confirmed;
+#      mlx5_0, its port 2 down); --via the SM's own port; a bad --count; a
+#      --json path it cannot write; not confirmed;
 #   2. three bounces (--count 3 --down-ms 500 --compare --json): exit 0, each
 #      with the SM port ACTIVE, portwatch's link-back line, HEAVY_SWEEP_START
 #      and SUBNET UP, the times bounded; portwatch's metrics file read (3 link
@@ -187,7 +188,17 @@ show "$PW_DIR/fc-via.out"
 [ "$FC_RC" = 2 ] || pw_fail "--via mlx5_0:1: exit status $FC_RC, expected 2"
 grep -q "is OpenSM's own port" "$PW_DIR/fc-via.out" || pw_fail "--via mlx5_0:1: no 'own port' message"
 
-pw_log "case 1e: not confirmed (no --yes, no terminal)"
+pw_log "case 1e: bad usage and a report path it cannot write"
+fieldcheck "$PW_DIR/fc-usage.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --count 0
+show "$PW_DIR/fc-usage.out"
+[ "$FC_RC" = 2 ] && grep -q -- "--count '0': a whole number from 1 to 100" "$PW_DIR/fc-usage.out" \
+    || pw_fail "--count 0: exit status $FC_RC, or no message naming the option"
+fieldcheck "$PW_DIR/fc-json.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --json "$PW_DIR/no/such/dir/r.json"
+show "$PW_DIR/fc-json.out"
+[ "$FC_RC" = 2 ] && grep -q -- "--json $PW_DIR/no/such/dir/r.json: cannot create a file in" "$PW_DIR/fc-json.out" \
+    || pw_fail "--json in a missing directory: exit status $FC_RC, or no message naming it"
+
+pw_log "case 1f: not confirmed (no --yes, no terminal)"
 fieldcheck "$PW_DIR/fc-noyes.out" "$PW_DIR/host-two.conf" --pid "$PW_OSM_PID"
 show "$PW_DIR/fc-noyes.out"
 [ "$FC_RC" = 2 ] || pw_fail "not confirmed: exit status $FC_RC, expected 2"
