@@ -70,6 +70,15 @@ fc_exec() {
         PW_DIAG_DIR="$PW_DIR/diag" "$@"
 }
 show() { echo "---- $1:"; sed 's/^/    /' "$1"; }
+# refused CASE OUT HOSTCONF MESSAGE ARGS...: the tool, run with ARGS, exits
+# with status 2 and says MESSAGE (a fixed string).
+refused() {
+    local name=$1 out=$2 host=$3 msg=$4; shift 4
+    fieldcheck "$out" "$host" "$@"
+    show "$out"
+    [ "$FC_RC" = 2 ] || pw_fail "$name: exit status $FC_RC, expected 2"
+    grep -qF -- "$msg" "$out" || pw_fail "$name: no '$msg' message"
+}
 
 # Switch1 port 1 as ibsim keeps it: SW_LINKED (1/0), SW_STATE, SW_PHYS.
 sw_port() {
@@ -146,11 +155,8 @@ pw_log "case 1a: opensm without portwatch"
 osm_make_conf "$PW_DIR/stock.conf" sweep_interval=0
 osm_start "$PW_DIR/stock.conf"
 osm_wait_up 10
-fieldcheck "$PW_DIR/fc-stock.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID"
-show "$PW_DIR/fc-stock.out"
-[ "$FC_RC" = 2 ] || pw_fail "without portwatch: exit status $FC_RC, expected 2"
-grep -q "portwatch is not loaded in opensm (pid $PW_OSM_PID)" "$PW_DIR/fc-stock.out" \
-    || pw_fail "without portwatch: no 'portwatch is not loaded' message"
+refused "without portwatch" "$PW_DIR/fc-stock.out" "$PW_DIR/host-two.conf" \
+    "portwatch is not loaded in opensm (pid $PW_OSM_PID)" --yes --pid "$PW_OSM_PID"
 switch_untouched "without portwatch"
 osm_stop
 
@@ -176,34 +182,23 @@ show "$PW_DIR/fc-user.out"
 grep -q 'must run as root' "$PW_DIR/fc-user.out" || pw_fail "not root: no 'must run as root' message"
 
 pw_log "case 1c: no second path (the host's only other port is down)"
-fieldcheck "$PW_DIR/fc-nopath.out" "$PW_DIR/host-one.conf" --yes --pid "$PW_OSM_PID"
-show "$PW_DIR/fc-nopath.out"
-[ "$FC_RC" = 2 ] || pw_fail "no second path: exit status $FC_RC, expected 2"
-grep -q 'no second path to switch 0x0000000000200000' "$PW_DIR/fc-nopath.out" \
-    || pw_fail "no second path: no 'no second path' message"
+refused "no second path" "$PW_DIR/fc-nopath.out" "$PW_DIR/host-one.conf" \
+    'no second path to switch 0x0000000000200000' --yes --pid "$PW_OSM_PID"
 
 pw_log "case 1d: --via the SM's own port"
-fieldcheck "$PW_DIR/fc-via.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --via mlx5_0:1
-show "$PW_DIR/fc-via.out"
-[ "$FC_RC" = 2 ] || pw_fail "--via mlx5_0:1: exit status $FC_RC, expected 2"
-grep -q "is OpenSM's own port" "$PW_DIR/fc-via.out" || pw_fail "--via mlx5_0:1: no 'own port' message"
+refused "--via mlx5_0:1" "$PW_DIR/fc-via.out" "$PW_DIR/host-two.conf" \
+    "--via mlx5_0:1 is OpenSM's own port" --yes --pid "$PW_OSM_PID" --via mlx5_0:1
 
 pw_log "case 1e: bad usage and a report path it cannot write"
-fieldcheck "$PW_DIR/fc-usage.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --count 0
-show "$PW_DIR/fc-usage.out"
-[ "$FC_RC" = 2 ] && grep -q -- "--count '0': a whole number from 1 to 100" "$PW_DIR/fc-usage.out" \
-    || pw_fail "--count 0: exit status $FC_RC, or no message naming the option"
-fieldcheck "$PW_DIR/fc-json.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --json "$PW_DIR/no/such/dir/r.json"
-show "$PW_DIR/fc-json.out"
-[ "$FC_RC" = 2 ] && grep -q -- "--json $PW_DIR/no/such/dir/r.json: cannot create a file in" "$PW_DIR/fc-json.out" \
-    || pw_fail "--json in a missing directory: exit status $FC_RC, or no message naming it"
+refused "--count 0" "$PW_DIR/fc-usage.out" "$PW_DIR/host-two.conf" \
+    "--count '0': a whole number from 1 to 100" --yes --pid "$PW_OSM_PID" --count 0
+refused "--json in a missing directory" "$PW_DIR/fc-json.out" "$PW_DIR/host-two.conf" \
+    "--json $PW_DIR/no/such/dir/r.json: cannot create a file in" --yes --pid "$PW_OSM_PID" --json "$PW_DIR/no/such/dir/r.json"
 
 pw_log "case 1f: not confirmed (no --yes, no terminal)"
-fieldcheck "$PW_DIR/fc-noyes.out" "$PW_DIR/host-two.conf" --pid "$PW_OSM_PID"
-show "$PW_DIR/fc-noyes.out"
-[ "$FC_RC" = 2 ] || pw_fail "not confirmed: exit status $FC_RC, expected 2"
+refused "not confirmed" "$PW_DIR/fc-noyes.out" "$PW_DIR/host-two.conf" \
+    'not confirmed: standard input is not a terminal' --pid "$PW_OSM_PID"
 grep -q 'port 1 of switch 0x0000000000200000' "$PW_DIR/fc-noyes.out" || pw_fail "not confirmed: the plan does not name the switch port"
-grep -q 'not confirmed' "$PW_DIR/fc-noyes.out" || pw_fail "not confirmed: no 'not confirmed' message"
 switch_untouched "refusals"
 [ "$(grep -c 'portwatch: .*link lost' "$PW_OSM_LOG")" = 0 ] || pw_fail "a refused run bounced the link"
 
