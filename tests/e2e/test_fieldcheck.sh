@@ -27,7 +27,9 @@
 #      1, the report says so, the switch port was enabled again;
 #   4. SIGINT to the tool's process group, as Ctrl-C sends it, while the port
 #      is disabled (--port): exit 130, the port enabled again, the SM port
-#      ACTIVE again afterwards.
+#      ACTIVE again afterwards;
+#   5. opensm stops while the port is disabled: exit 1 ("opensm exited
+#      during the bounce"), the port enabled.
 # Every run names opensm with --pid: other tests' opensm may run meanwhile.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -97,6 +99,11 @@ switch_untouched() {   # CASE
 }
 
 # ------------------------------------------------------------ the cable (see the header)
+# driver_port STATE: what the SM's HCA driver reports (the verbs simulator
+# lives in opensm's process: nothing to report once opensm is gone).
+driver_port() {
+    if osm_alive; then vsimctl port "$PW_VSIM_DEV" 1 state="$1"; fi
+}
 HW_MODE=ok HW_PHASE=up HW_SIGNAL_PID='' HW_ENABLES=0 HW_DOWNS=0
 SW_LID=''
 hw_step() {
@@ -107,11 +114,12 @@ hw_step() {
                 fabric_link down
                 diag_run Hca3 ibportstate "$SW_LID" 1 disable >"$PW_DIR/diag/redisable.out" 2>&1 \
                     || pw_fail "could not show Switch1 port 1 as disabled again: $(cat "$PW_DIR/diag/redisable.out")"
-                vsimctl port "$PW_VSIM_DEV" 1 state=down
+                driver_port down
                 HW_PHASE=dark HW_DOWNS=$(( HW_DOWNS + 1 ))
                 if [ -n "$HW_SIGNAL_PID" ]; then kill -INT -- "-$HW_SIGNAL_PID"; HW_SIGNAL_PID=''; fi
+                if [ "${HW_STOP_OSM:-0}" = 1 ]; then osm_stop; HW_STOP_OSM=0; fi
             elif [ "$HW_PHASE" = up ] && [ "$SW_LINKED" = 1 ] && [ "$SW_STATE" = Active ]; then
-                vsimctl port "$PW_VSIM_DEV" 1 state=active
+                driver_port active
                 HW_PHASE=active
             fi ;;
         dark)
@@ -119,7 +127,7 @@ hw_step() {
                 HW_ENABLES=$(( HW_ENABLES + 1 ))
                 if [ "$HW_MODE" = ok ]; then
                     fabric_link back
-                    vsimctl port "$PW_VSIM_DEV" 1 state=init
+                    driver_port init
                     HW_PHASE=up
                 else
                     HW_PHASE=dead
@@ -268,7 +276,7 @@ grep -q 'result: 0 of 2 bounce(s)' "$PW_DIR/fc-dead.out" || pw_fail "dead cable:
 # The cable is repaired: the SM port comes back (portwatch's sweep).
 HW_MODE=ok
 fabric_link back
-vsimctl port "$PW_VSIM_DEV" 1 state=init
+driver_port init
 HW_PHASE=up
 wait_port_state Hca1 1 Active 5 || pw_fail "SM port not Active after the cable was repaired"
 
@@ -285,5 +293,18 @@ grep -q 'interrupted (SIGINT) during bounce 1' "$PW_DIR/fc-int.out" || pw_fail "
 [ "$HW_DOWNS" = 1 ] && [ "$HW_ENABLES" = 1 ] || pw_fail "SIGINT: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
 wait_port_state Hca1 1 Active 5 || pw_fail "SIGINT: SM port not Active again after the enable"
 
-osm_stop
-pw_pass "refusals touch nothing; 3 bounces measured and reported (JSON); a dead cable and SIGINT end with the switch port enabled"
+# ------------------------------------------------------------ 5. opensm exits mid-bounce
+pw_log "case 5: opensm stops while the switch port is disabled"
+hw_step
+HW_STOP_OSM=1 HW_DOWNS=0 HW_ENABLES=0
+osm_pid=$PW_OSM_PID
+run_with_cable "$PW_DIR/fc-exit.out" "$PW_DIR/host-two.conf" --yes --pid "$osm_pid" --count 2 --down-ms 500
+show "$PW_DIR/fc-exit.out"
+[ "$FC_RC" = 1 ] || pw_fail "opensm stopped: exit status $FC_RC, expected 1"
+grep -q "bounce 1 FAILED: opensm (pid $osm_pid) exited during the bounce" "$PW_DIR/fc-exit.out" \
+    || pw_fail "opensm stopped: no 'opensm exited during the bounce' line"
+[ "$HW_ENABLES" = 1 ] || pw_fail "opensm stopped: the cable saw $HW_ENABLES enables, expected 1"
+sw_port
+[ "$SW_PHYS" != Disabled ] || pw_fail "opensm stopped: the switch port was left disabled"
+
+pw_pass "refusals touch nothing; 3 bounces measured and reported (JSON); a dead cable, SIGINT and opensm's exit end with the switch port enabled"
