@@ -462,13 +462,23 @@ sim_cmd() {
     esac
 }
 
-# sim_dump_port_state NODE PORT: LinkState of NODE[PORT] as ibsim itself keeps
-# it (Down/Init/Armed/Active), from the console's Dump; uses no client slot.
-sim_dump_port_state() {
-    local node=$1 port=$2
+# sim_dump_port NODE PORT: NODE[PORT] as ibsim itself keeps it, from the
+# console's Dump (uses no client slot): PW_DUMP_STATE (Down/Init/Armed/
+# Active), PW_DUMP_PHYS (Polling/Disabled/LinkUp/...) and PW_DUMP_PEER (the
+# linked port, '"Hca1"[1]', or empty).
+sim_dump_port() {
+    local node=$1 port=$2 line
     sim_cmd "Dump \"$node\""
-    printf '%s\n' "$PW_SIM_REPLY" | awk -v p="[$port]" '
-        $2 == p { for (i = 3; i <= NF; i++) if ($i ~ /\//) { split($i, a, "/"); print a[1]; exit } }'
+    line=$(printf '%s\n' "$PW_SIM_REPLY" | awk -v p="[$port]" '$2 == p { print; exit }')
+    PW_DUMP_PEER=$(awk -F '\t' '{ print $3 }' <<<"$line")
+    line=${line##* }
+    PW_DUMP_STATE=${line%/*} PW_DUMP_PHYS=${line#*/}
+}
+
+# sim_dump_port_state NODE PORT: print PW_DUMP_STATE of NODE[PORT].
+sim_dump_port_state() {
+    sim_dump_port "$@"
+    echo "$PW_DUMP_STATE"
 }
 
 # sim_stop [quiet]: Quit ibsim and wait for it; kills it if needed.

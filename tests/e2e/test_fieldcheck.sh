@@ -84,13 +84,10 @@ refused() {
 
 # Switch1 port 1 as ibsim keeps it: SW_LINKED (1/0), SW_STATE, SW_PHYS.
 sw_port() {
-    sim_cmd 'Dump "Switch1"'
-    local line
-    line=$(printf '%s\n' "$PW_SIM_REPLY" | awk '$2 == "[1]"')
+    sim_dump_port Switch1 1
     SW_LINKED=0
-    case $line in *'"Hca1"[1]'*) SW_LINKED=1 ;; esac
-    line=${line##* }
-    SW_STATE=${line%/*} SW_PHYS=${line#*/}
+    [ "$PW_DUMP_PEER" != '"Hca1"[1]' ] || SW_LINKED=1
+    SW_STATE=$PW_DUMP_STATE SW_PHYS=$PW_DUMP_PHYS
 }
 switch_untouched() {   # CASE
     sw_port
