@@ -31,7 +31,11 @@
 #   4. SIGINT to the tool's process group, as Ctrl-C sends it, while the port
 #      is disabled (--port): exit 130, the port enabled again, the SM port
 #      ACTIVE again afterwards;
-#   5. opensm stops while the port is disabled: exit 1 ("opensm exited
+#   5. the second path is lost while the port is disabled (ibsim_host gives
+#      its SMPs no answer): exit 4, the ibportstate command to enable the
+#      port by hand printed once; run as printed once the path is back, it
+#      brings the SM port back;
+#   6. opensm stops while the port is disabled: exit 1 ("opensm exited
 #      during the bounce"), the port enabled.
 # Every run names opensm with --pid: other tests' opensm may run meanwhile.
 set -euo pipefail
@@ -72,7 +76,7 @@ fc_exec() {
     pw__close_sim_fd
     exec env PATH="$HOST_BIN:$PATH" PW_HOST_CAS="mlx5_0=Hca1 mlx5_1=Hca3" PW_HOST_VSIM="$host" \
         PW_VSIM_LIB="$PW_VSIM_LIB" PW_UMAD2SIM="$PW_UMAD2SIM" PW_SIM_NAME="$PW_SIM_NAME" \
-        PW_DIAG_DIR="$PW_DIR/diag" PW_CABLE_LOCK="$PW_DIR/cable.lock" "$@"
+        PW_DIAG_DIR="$PW_DIR/diag" PW_CABLE_LOCK="$PW_DIR/cable.lock" PW_HOST_DEAD_CAS="$PW_DIR/dead-cas" "$@"
 }
 show() { echo "---- $1:"; sed 's/^/    /' "$1"; }
 # refused CASE OUT HOSTCONF MESSAGE ARGS...: the tool, run with ARGS, exits
@@ -126,6 +130,7 @@ hw_step() {
                 HW_PHASE=dark HW_DOWNS=$(( HW_DOWNS + 1 ))
                 if [ -n "$HW_SIGNAL_PID" ]; then kill -INT -- "-$HW_SIGNAL_PID"; HW_SIGNAL_PID=''; fi
                 if [ "${HW_STOP_OSM:-0}" = 1 ]; then osm_stop; HW_STOP_OSM=0; fi
+                if [ "${HW_CUT_VIA:-0}" = 1 ]; then echo mlx5_1 >"$PW_DIR/dead-cas"; HW_CUT_VIA=0; fi
             elif [ "$HW_PHASE" = up ] && [ "$SW_LINKED" = 1 ] && [ "$SW_STATE" = Active ]; then
                 driver_port active
                 HW_PHASE=active
@@ -305,8 +310,32 @@ grep -q 'interrupted (SIGINT) during bounce 1' "$PW_DIR/fc-int.out" || pw_fail "
 [ "$HW_DOWNS" = 1 ] && [ "$HW_ENABLES" = 1 ] || pw_fail "SIGINT: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
 wait_port_state Hca1 1 Active 5 || pw_fail "SIGINT: SM port not Active again after the enable"
 
-# ------------------------------------------------------------ 5. opensm exits mid-bounce
-pw_log "case 5: opensm stops while the switch port is disabled"
+# ------------------------------------------------------------ 5. the enable cannot get through
+pw_log "case 5: the second path is lost while the switch port is disabled"
+hw_step
+HW_CUT_VIA=1 HW_DOWNS=0 HW_ENABLES=0
+run_with_cable "$PW_DIR/fc-lost.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --count 2 --down-ms 2000
+show "$PW_DIR/fc-lost.out"
+[ "$FC_RC" = 4 ] || pw_fail "second path lost: exit status $FC_RC, expected 4"
+[ "$(grep -cF "COULD NOT ENABLE port 1 of switch 0x0000000000200000 (LID $SW_LID) again." "$PW_DIR/fc-lost.out")" = 1 ] \
+    || pw_fail "second path lost: not one 'COULD NOT ENABLE' line"
+[ "$HW_DOWNS" = 1 ] && [ "$HW_ENABLES" = 0 ] || pw_fail "second path lost: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
+sw_port
+[ "$SW_PHYS" = Disabled ] || pw_fail "second path lost: the switch port is $SW_PHYS, not Disabled: no enable got through"
+by_hand=$(sed -n 's/^portwatch-fieldcheck: enable it by hand: //p' "$PW_DIR/fc-lost.out")
+[ -n "$by_hand" ] || pw_fail "second path lost: no command to enable the port by hand"
+# The admin mends the second path and runs the command as printed.
+rm -f "$PW_DIR/dead-cas"
+read -r -a by_hand_cmd <<<"$by_hand"
+( fc_exec "$PW_DIR/host-two.conf" "${by_hand_cmd[@]}" ) >"$PW_DIR/by-hand.out" 2>&1 </dev/null \
+    || { show "$PW_DIR/by-hand.out"; pw_fail "second path lost: '$by_hand' failed"; }
+pw_log "enabled by hand: $by_hand"
+hw_step   # the cable: the link comes back
+[ "$HW_ENABLES" = 1 ] || pw_fail "second path lost: '$by_hand' did not enable the switch port"
+wait_port_state Hca1 1 Active 5 || pw_fail "second path lost: SM port not Active after the port was enabled by hand"
+
+# ------------------------------------------------------------ 6. opensm exits mid-bounce
+pw_log "case 6: opensm stops while the switch port is disabled"
 hw_step
 HW_STOP_OSM=1 HW_DOWNS=0 HW_ENABLES=0
 osm_pid=$PW_OSM_PID
@@ -319,4 +348,4 @@ grep -q "bounce 1 FAILED: opensm (pid $osm_pid) exited during the bounce" "$PW_D
 sw_port
 [ "$SW_PHYS" != Disabled ] || pw_fail "opensm stopped: the switch port was left disabled"
 
-pw_pass "refusals touch nothing; 3 bounces measured and reported (JSON); a dead cable, SIGINT and opensm's exit end with the switch port enabled"
+pw_pass "refusals touch nothing; 3 bounces measured and reported (JSON); a dead cable, SIGINT and opensm's exit end with the switch port enabled; a lost second path ends with the command to enable it by hand, which works"
