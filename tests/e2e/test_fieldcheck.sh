@@ -32,9 +32,9 @@
 #      is disabled (--port): exit 130, the port enabled again, the SM port
 #      ACTIVE again afterwards;
 #   5. the second path is lost while the port is disabled (ibsim_host gives
-#      its SMPs no answer): exit 4, the ibportstate command to enable the
-#      port by hand printed once; run as printed once the path is back, it
-#      brings the SM port back;
+#      its SMPs no answer): exit 4, the report (and JSON) says the port is
+#      still disabled, the ibportstate command to enable it by hand comes
+#      last; run as printed once the path is back, it brings the SM port back;
 #   6. opensm stops while the port is disabled: exit 1 ("opensm exited
 #      during the bounce"), the port enabled.
 # Every run names opensm with --pid: other tests' opensm may run meanwhile.
@@ -314,15 +314,22 @@ wait_port_state Hca1 1 Active 5 || pw_fail "SIGINT: SM port not Active again aft
 pw_log "case 5: the second path is lost while the switch port is disabled"
 hw_step
 HW_CUT_VIA=1 HW_DOWNS=0 HW_ENABLES=0
-run_with_cable "$PW_DIR/fc-lost.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --count 2 --down-ms 2000
+run_with_cable "$PW_DIR/fc-lost.out" "$PW_DIR/host-two.conf" --yes --pid "$PW_OSM_PID" --count 2 --down-ms 2000 --json "$PW_DIR/lost.json"
 show "$PW_DIR/fc-lost.out"
 [ "$FC_RC" = 4 ] || pw_fail "second path lost: exit status $FC_RC, expected 4"
-[ "$(grep -cF "COULD NOT ENABLE port 1 of switch 0x0000000000200000 (LID $SW_LID) again." "$PW_DIR/fc-lost.out")" = 1 ] \
-    || pw_fail "second path lost: not one 'COULD NOT ENABLE' line"
+# Said when it happened and once more as the last lines, after the report;
+# not again by the exit trap.
+[ "$(grep -cF "COULD NOT ENABLE port 1 of switch 0x0000000000200000 (LID $SW_LID) again." "$PW_DIR/fc-lost.out")" = 2 ] \
+    || pw_fail "second path lost: 'COULD NOT ENABLE' not said twice (then and last)"
+tail -n 2 "$PW_DIR/fc-lost.out" | head -n 1 | grep -qF 'COULD NOT ENABLE' || pw_fail "second path lost: the command to enable it by hand is not the last thing said"
+grep -q 'result: 0 of 2 bounce(s)' "$PW_DIR/fc-lost.out" || pw_fail "second path lost: no report"
+grep -q '^port 1 of switch 0x0000000000200000 is still DISABLED' "$PW_DIR/fc-lost.out" || pw_fail "second path lost: the report does not say the port is still disabled"
+perl -MJSON::PP -e 'local $/; my $r = decode_json(<STDIN>); exit !($r->{switch_port_left_disabled} && $r->{bounces}[0]{result} eq "the enable failed")' \
+    <"$PW_DIR/lost.json" || { show "$PW_DIR/lost.json"; pw_fail "second path lost: the JSON report does not say the port was left disabled"; }
 [ "$HW_DOWNS" = 1 ] && [ "$HW_ENABLES" = 0 ] || pw_fail "second path lost: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
 sw_port
 [ "$SW_PHYS" = Disabled ] || pw_fail "second path lost: the switch port is $SW_PHYS, not Disabled: no enable got through"
-by_hand=$(sed -n 's/^portwatch-fieldcheck: enable it by hand: //p' "$PW_DIR/fc-lost.out")
+by_hand=$(sed -n 's/^portwatch-fieldcheck: enable it by hand: //p' "$PW_DIR/fc-lost.out" | tail -n 1)
 [ -n "$by_hand" ] || pw_fail "second path lost: no command to enable the port by hand"
 # The admin mends the second path and runs the command as printed.
 rm -f "$PW_DIR/dead-cas"
