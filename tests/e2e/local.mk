@@ -12,6 +12,7 @@ e2e_tests = \
 	tests/e2e/test_reset_restart.sh \
 	tests/e2e/test_reset_standby.sh \
 	tests/e2e/test_fieldcheck.sh \
+	tests/e2e/test_fieldcheck_choice.sh \
 	tests/e2e/test_two_instances.sh \
 	tests/e2e/test_metrics.sh \
 	tests/e2e/test_syslog.sh \
