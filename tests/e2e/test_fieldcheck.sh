@@ -126,11 +126,12 @@ hw_step() {
                 diag_run Hca3 ibportstate "$SW_LID" 1 disable >"$PW_DIR/diag/redisable.out" 2>&1 \
                     || pw_fail "could not show Switch1 port 1 as disabled again: $(cat "$PW_DIR/diag/redisable.out")"
                 driver_port down
+                # The second path lost with it (case 5), before the tool's next SMP.
+                if [ "${HW_CUT_VIA:-0}" = 1 ]; then echo mlx5_1 >"$PW_DIR/dead-cas"; HW_CUT_VIA=0; fi
                 cable_release
                 HW_PHASE=dark HW_DOWNS=$(( HW_DOWNS + 1 ))
                 if [ -n "$HW_SIGNAL_PID" ]; then kill -INT -- "-$HW_SIGNAL_PID"; HW_SIGNAL_PID=''; fi
                 if [ "${HW_STOP_OSM:-0}" = 1 ]; then osm_stop; HW_STOP_OSM=0; fi
-                if [ "${HW_CUT_VIA:-0}" = 1 ]; then echo mlx5_1 >"$PW_DIR/dead-cas"; HW_CUT_VIA=0; fi
             elif [ "$HW_PHASE" = up ] && [ "$SW_LINKED" = 1 ] && [ "$SW_STATE" = Active ]; then
                 driver_port active
                 HW_PHASE=active
