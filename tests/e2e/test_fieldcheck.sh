@@ -39,6 +39,10 @@
 #      during the bounce"), the port enabled.
 # Every run names opensm with --pid: other tests' opensm may run meanwhile.
 set -euo pipefail
+# OpenSM stamps its log in its local time; the tool, run by an admin whose
+# shell has another TZ (fc_exec), must read them in opensm's. (The harness
+# subtracts log stamps from its own local clock: it runs in opensm's zone.)
+export TZ=UTC-3
 . "$(dirname "$0")/lib.sh"
 pw_init
 pw_require_plugin
@@ -76,7 +80,8 @@ fc_exec() {
     pw__close_sim_fd
     exec env PATH="$HOST_BIN:$PATH" PW_HOST_CAS="mlx5_0=Hca1 mlx5_1=Hca3" PW_HOST_VSIM="$host" \
         PW_VSIM_LIB="$PW_VSIM_LIB" PW_UMAD2SIM="$PW_UMAD2SIM" PW_SIM_NAME="$PW_SIM_NAME" \
-        PW_DIAG_DIR="$PW_DIR/diag" PW_CABLE_LOCK="$PW_DIR/cable.lock" PW_HOST_DEAD_CAS="$PW_DIR/dead-cas" "$@"
+        PW_DIAG_DIR="$PW_DIR/diag" PW_CABLE_LOCK="$PW_DIR/cable.lock" PW_HOST_DEAD_CAS="$PW_DIR/dead-cas" \
+        TZ=UTC+5 "$@"
 }
 show() { echo "---- $1:"; sed 's/^/    /' "$1"; }
 # refused CASE OUT HOSTCONF MESSAGE ARGS...: the tool, run with ARGS, exits
@@ -244,13 +249,17 @@ grep -q 'stock OpenSM (without portwatch).*never: sweep_interval is 0' "$PW_DIR/
     || pw_fail "three bounces: no port event -> sweep times from the metrics file for every bounce"
 grep -q "^metrics ($PW_DIR/portwatch.prom): last recovery [0-9.e+-]* s, link returns 3, sweeps requested 3\$" "$PW_DIR/fc-ok.out" \
     || pw_fail "three bounces: the metrics file's line is not 3 link returns and 3 sweeps"
-# Every bounce: each column a time, SM ACTIVE within the bound.
+# Every bounce: each column a time, SM ACTIVE within the bound, the log's
+# lines after the enable and within the bound (their stamps read in
+# opensm's time zone, not the tool's).
 for n in 1 2 3; do
     row=$(awk -v n="$n" '$1 == n && $NF == "ok"' "$PW_DIR/fc-ok.out")
     [ -n "$row" ] || pw_fail "bounce $n: no ok row in the report"
     [[ $row != *' - '* ]] || pw_fail "bounce $n: a time is missing: $row"
     active_ms=$(awk '{ print $2 }' <<<"$row")
     [ "${active_ms%.*}" -lt "$ACTIVE_BOUND_MS" ] || pw_fail "bounce $n: SM port ACTIVE after $active_ms ms (bound $ACTIVE_BOUND_MS)"
+    awk -v b="$ACTIVE_BOUND_MS" '{ for (i = 4; i <= 8; i += 2) if ($i < 0 || $i >= b) exit 1 }' <<<"$row" \
+        || pw_fail "bounce $n: a log line's time is not within 0..$ACTIVE_BOUND_MS ms of the enable: $row"
 done
 perl -MJSON::PP -e '
     local $/; my $r = decode_json(<STDIN>);
