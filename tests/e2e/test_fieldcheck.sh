@@ -36,7 +36,10 @@
 #      still disabled, the ibportstate command to enable it by hand comes
 #      last; run as printed once the path is back, it brings the SM port back;
 #   6. opensm stops while the port is disabled: exit 1 ("opensm exited
-#      during the bounce"), the port enabled.
+#      during the bounce"), the port enabled;
+#   7. opensm started with --guid (as Debian's opensm@GUID), the tool given
+#      neither --port nor --guid: the plan says opensm's --guid chose the
+#      SM's port (cases 2, 3, 4: the port portwatch watches, --guid, --port).
 # Every run names opensm with --pid: other tests' opensm may run meanwhile.
 set -euo pipefail
 # OpenSM stamps its log in its local time; the tool, run by an admin whose
@@ -243,6 +246,8 @@ grep -q 'result: 3 of 3 bounce(s) ended with the SM port ACTIVE' "$PW_DIR/fc-ok.
 grep -q 'sent from:   mlx5_1:1' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: the second path is not mlx5_1:1"
 grep -q '^2000 ms down each time' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: the plan does not say --down-ms 2000"
 grep -q 'SM state:    MASTER' "$PW_DIR/fc-ok.out" || pw_fail "three bounces: the plan does not say OpenSM is MASTER"
+grep -q 'SM port:     mlx5_0:1 (GUID 0x0000000000100001; the port portwatch watches)' "$PW_DIR/fc-ok.out" \
+    || pw_fail "three bounces: the plan does not say the SM port is the one portwatch watches"
 grep -q 'stock OpenSM (without portwatch).*never: sweep_interval is 0' "$PW_DIR/fc-ok.out" \
     || pw_fail "--compare: no stock OpenSM line for sweep_interval 0"
 [ "$(grep -c -E '^  bounce [123]: [0-9.]+ / [0-9.]+ / [0-9.]+ ms$' "$PW_DIR/fc-ok.out")" = 3 ] \
@@ -275,6 +280,7 @@ perl -MJSON::PP -e '
     die "opensm: $r->{opensm}{version} $r->{opensm}{sm_state}\n" unless $r->{opensm}{version} =~ /^OpenSM \d/ && $r->{opensm}{sm_state} eq "MASTER";
     die "portwatch: $r->{portwatch}{version}\n" unless $r->{portwatch}{version} =~ /^\d/;
     die "kernel\n" unless $r->{host}{kernel} ne "";
+    die "sm_port: $r->{sm_port}{chosen_by}\n" unless $r->{sm_port}{guid} eq "0x0000000000100001" && $r->{sm_port}{chosen_by} eq "the port portwatch watches";
     die "ok: $r->{ok}\n" unless $r->{ok} == 3;
     die "metrics\n" unless $r->{portwatch}{metrics_file} =~ m{/portwatch\.prom$} && $r->{bounces}[2]{metrics_last_recovery_seconds} > 0;
     for my $b (@{$r->{bounces}}) {
@@ -294,6 +300,7 @@ show "$PW_DIR/fc-dead.out"
 [ "$FC_RC" = 1 ] || pw_fail "dead cable: exit status $FC_RC, expected 1"
 grep -q 'bounce 1 FAILED: the SM port was not ACTIVE within 3 s of the enable' "$PW_DIR/fc-dead.out" \
     || pw_fail "dead cable: no 'not ACTIVE within 3 s' line"
+grep -q 'SM port:     mlx5_0:1 (GUID 0x0000000000100001; --guid)' "$PW_DIR/fc-dead.out" || pw_fail "dead cable: the plan does not say --guid chose the SM port"
 [ "$HW_DOWNS" = 1 ] || pw_fail "dead cable: $HW_DOWNS bounces started, expected the first only"
 grep -q 'port 1 of switch 0x0000000000200000 is enabled (Polling)' "$PW_DIR/fc-dead.out" \
     || pw_fail "dead cable: the tool does not say the switch port is enabled (Polling: no link)"
@@ -317,6 +324,7 @@ show "$PW_DIR/fc-int.out"
 [ "$FC_RC" = 130 ] || pw_fail "SIGINT: exit status $FC_RC, expected 130"
 grep -q 'enabled again' "$PW_DIR/fc-int.out" || pw_fail "SIGINT: the tool does not say it enabled the port again"
 grep -q 'interrupted (SIGINT) during bounce 1' "$PW_DIR/fc-int.out" || pw_fail "SIGINT: no 'interrupted' line"
+grep -q 'SM port:     mlx5_0:1 (GUID 0x0000000000100001; --port)' "$PW_DIR/fc-int.out" || pw_fail "SIGINT: the plan does not say --port chose the SM port"
 [ "$HW_DOWNS" = 1 ] && [ "$HW_ENABLES" = 1 ] || pw_fail "SIGINT: the cable saw $HW_DOWNS disables and $HW_ENABLES enables"
 wait_port_state Hca1 1 Active 5 || pw_fail "SIGINT: SM port not Active again after the enable"
 
@@ -365,4 +373,13 @@ grep -q "bounce 1 FAILED: opensm (pid $osm_pid) exited during the bounce" "$PW_D
 sw_port
 [ "$SW_PHYS" != Disabled ] || pw_fail "opensm stopped: the switch port was left disabled"
 
-pw_pass "refusals touch nothing; 3 bounces measured and reported (JSON); a dead cable, SIGINT and opensm's exit end with the switch port enabled; a lost second path ends with the command to enable it by hand, which works"
+# ------------------------------------------------------------ 7. opensm bound with --guid
+pw_log "case 7: opensm started with --guid (as opensm@GUID), no --port or --guid given"
+osm_start_plugin "$PW_DIR/opensm.conf" -- --guid "$PW_HCA1_PORT1_GUID"
+osm_watching "$PW_VSIM_DEV"
+refused "opensm's --guid" "$PW_DIR/fc-osmguid.out" "$PW_DIR/host-two.conf" \
+    "SM port:     mlx5_0:1 (GUID 0x0000000000100001; opensm's --guid)" --pid "$PW_OSM_PID"
+grep -q 'not confirmed' "$PW_DIR/fc-osmguid.out" || pw_fail "opensm's --guid: refused for another reason than the missing confirmation"
+switch_untouched "opensm's --guid"
+
+pw_pass "the SM port from portwatch's watched port, --guid, --port or opensm's --guid; refusals touch nothing; 3 bounces measured and reported (JSON); a dead cable, SIGINT and opensm's exit end with the switch port enabled; a lost second path ends with the command to enable it by hand, which works"
