@@ -12,8 +12,11 @@
 // exit cleanly so that its service manager starts it again (the packages'
 // systemd drop-in); with log, it is said once, in the log, syslog and the
 // metrics file.
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 
+#include "errno_text.hpp"
 #include "monitor.hpp"
 
 namespace portwatch {
@@ -22,6 +25,13 @@ namespace {
 TimePoint from_ticks(Clock::rep ticks)
 {
     return TimePoint(Clock::duration(ticks));
+}
+
+double unix_in(Millis after)
+{
+    return std::chrono::duration<double>(
+               (std::chrono::system_clock::now() + after).time_since_epoch())
+        .count();
 }
 }  // namespace
 
@@ -119,6 +129,32 @@ void Monitor::mad_path_dead(const PortKey &key, TimePoint now, uint32_t received
               "SMP received in %lld ms (%u in all), %s. Asking OpenSM to exit so that its "
               "service manager starts it again (portwatch.on_device_reset=restart)",
               key.device.c_str(), guid, waited, static_cast<unsigned>(received), why);
+    request_exit(now);
+}
+
+void Monitor::request_exit(TimePoint now)
+{
+    // Armed first, and said first: once OpenSM exits, nothing of portwatch
+    // is left to say anything.
+    if (host_.arm_exit_deadline(kExitDeadline)) {
+        exit_kill_unix_ = unix_in(kExitDeadline);
+        host_.log(PW_LOG_SYS_INFO,
+                  "a kernel timer ends opensm with SIGKILL should it still run %lld ms from now "
+                  "(its shutdown can hang after a device reset); its service manager then "
+                  "restarts it as after the clean exit",
+                  static_cast<long long>(kExitDeadline.count()));
+        try {
+            metrics_.offer(now, metrics_snapshot(), true);  // now, not after the hold-off
+        } catch (const std::exception &e) {
+            host_.log(PW_LOG_ERROR, "%s", e.what());
+        }
+    } else {
+        const int err = errno;
+        host_.log(PW_LOG_SYS_ERROR,
+                  "ERROR: cannot arm the kernel timer that would end opensm should its exit hang "
+                  "(timer_create: %s): asking for the clean exit only",
+                  errno_text(err).c_str());
+    }
     if (!host_.request_exit()) {
         host_.log(PW_LOG_INFO, "OpenSM is already exiting");
         return;

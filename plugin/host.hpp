@@ -5,6 +5,8 @@
 #include <endian.h>
 #include <portwatch/host.h>
 
+#include "clock.hpp"
+
 #include <cstdarg>
 #include <cstdint>
 
@@ -26,6 +28,11 @@ public:
     uint32_t smps_received() const { return cb_.smps_received(cb_.ctx); }
     // false when OpenSM is already exiting.
     bool request_exit() const { return cb_.request_exit(cb_.ctx) == 0; }
+    // false (errno set) when the kernel's kill timer could not be armed.
+    bool arm_exit_deadline(Millis after) const
+    {
+        return cb_.arm_exit_deadline(cb_.ctx, static_cast<uint32_t>(after.count())) == 0;
+    }
 
 private:
     pw_host cb_;

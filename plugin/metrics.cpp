@@ -95,7 +95,7 @@ bool MetricsSnapshot::operator==(const MetricsSnapshot &o) const
         return std::tie(s.version, s.osm_version, s.device, s.port, s.port_guid, s.port_state_id,
                         s.sm_state, s.events, s.link_lost, s.link_back, s.sweeps, s.marks,
                         s.coalesced, s.ignored, s.device_failures, s.retries, s.mad_path_dead,
-                        s.mad_path_dead_now, s.reaction, s.last_link_back_unix,
+                        s.mad_path_dead_now, s.exit_kill_unix, s.reaction, s.last_link_back_unix,
                         s.last_recovery_seconds);
     };
     return fields(*this) == fields(o);
@@ -153,6 +153,13 @@ std::string render_metrics(const MetricsSnapshot &s)
     t.family("portwatch_mad_path_dead", "gauge",
              "1: OpenSM's MAD path is dead since its device's reset; OpenSM must be restarted.");
     t.sample("portwatch_mad_path_dead", "", s.mad_path_dead_now ? "1" : "0");
+    t.family("portwatch_exit_kill_timestamp_seconds", "gauge",
+             "Unix time at which the kernel ends opensm (SIGKILL) should the exit portwatch asked "
+             "for not complete; 0 while none is armed.");
+    char kill_at[32] = "0";
+    if (s.exit_kill_unix)
+        (void)std::snprintf(kill_at, sizeof(kill_at), "%.3f", *s.exit_kill_unix);
+    t.sample("portwatch_exit_kill_timestamp_seconds", "", kill_at);
     t.family("portwatch_transitions_total", "counter", "Link changes of the watched port.");
     t.sample("portwatch_transitions_total", "kind=\"link_lost\"", std::to_string(s.link_lost));
     t.sample("portwatch_transitions_total", "kind=\"link_back\"", std::to_string(s.link_back));

@@ -48,6 +48,9 @@ struct MetricsSnapshot {
     // OpenSM's MAD path found dead since its device's last reset: OpenSM
     // must run again (portwatch asked it to exit, or only said so).
     bool mad_path_dead_now = false;
+    // When the kernel ends opensm (SIGKILL) if the exit portwatch asked for
+    // has not completed: wall clock, seconds; empty while none is armed.
+    std::optional<double> exit_kill_unix;
     std::array<ReactionHistogram, kStages> reaction{};
     std::optional<double> last_link_back_unix;    // wall clock, seconds
     std::optional<double> last_recovery_seconds;  // link back -> port ACTIVE

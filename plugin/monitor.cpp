@@ -154,6 +154,7 @@ MetricsSnapshot Monitor::metrics_snapshot() const
     s.retries = counters_.retries;
     s.mad_path_dead = counters_.mad_path_dead;
     s.mad_path_dead_now = mad_path_dead_;
+    s.exit_kill_unix = exit_kill_unix_;
     s.reaction = telemetry_.histograms();
     s.last_link_back_unix = last_link_back_unix_;
     s.last_recovery_seconds = last_recovery_seconds_;

@@ -119,6 +119,10 @@ private:
     void note_device_back(TimePoint now, ResetBaseline baseline);
     void check_mad_path(TimePoint now);
     void mad_path_dead(const PortKey &key, TimePoint now, uint32_t received);
+    // Asks OpenSM to exit, the kernel's kill timer armed first.
+    void request_exit(TimePoint now);
+    // How long OpenSM's clean exit may take before the kernel ends it.
+    static constexpr Millis kExitDeadline{5000};
 
     // link_return.cpp
     void act(const PortKey &key, const Transition &t, const char *cause, bool link_may_have_changed,
@@ -162,8 +166,9 @@ private:
     std::optional<double> last_recovery_seconds_;
     // The watched port's device was lost: its return starts the MAD path check.
     bool reset_pending_ = false;
-    bool mad_path_dead_ = false;   // found dead since the last reset (the gauge)
-    bool exit_requested_ = false;  // OpenSM was asked to exit for it
+    bool mad_path_dead_ = false;            // found dead since the last reset (the gauge)
+    bool exit_requested_ = false;           // OpenSM was asked to exit for it
+    std::optional<double> exit_kill_unix_;  // the kernel's kill timer: when it fires
     // Trouble on the thread (an exception, a poll() error): the backoff and
     // the last line, so that a repeating fault is one ERROR line.
     Backoff trouble_backoff_;

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 static osm_opensm_t *osm_of(void *ctx)
@@ -136,6 +137,43 @@ static int host_request_exit(void *ctx)
 }
 
 /*
+ * OpenSM's clean shutdown after a device reset can hang for good (its umad
+ * receiver cancelled while it holds a lock another thread's shutdown step
+ * then waits for), and by then OpenSM has unloaded this plugin: no thread or
+ * handler of ours may be what ends it. A process-directed timer whose
+ * notification is SIGKILL is the kernel's alone: it fires after_ms later
+ * whatever the process's threads do, and it dies with the process when the
+ * clean exit wins. The timer is never deleted: it is armed once, just
+ * before the exit is asked for.
+ */
+static int host_arm_exit_deadline(void *ctx, uint32_t after_ms)
+{
+	struct sigevent sev;
+	struct itimerspec when;
+	timer_t timer;
+
+	(void)ctx;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = SIGKILL;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0)
+		return -1;
+	memset(&when, 0, sizeof(when));
+	when.it_value.tv_sec = after_ms / 1000;
+	when.it_value.tv_nsec = (long)(after_ms % 1000) * 1000000L;
+	if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0)
+		when.it_value.tv_nsec = 1; /* zero would disarm it */
+	if (timer_settime(timer, 0, &when, NULL) != 0) {
+		int saved = errno;
+
+		timer_delete(timer);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Copies LEN bytes from ADDR, which may point anywhere: 0 if they are not
  * all mapped, instead of a fault inside opensm. Where the kernel refuses the
  * call itself (a seccomp filter, no CONFIG_CROSS_MEMORY_ATTACH) the memory is
@@ -233,6 +271,7 @@ static void *portwatch_create(struct osm_opensm *osm)
 		.force_heavy_sweep = host_force_heavy_sweep,
 		.smps_received = host_smps_received,
 		.request_exit = host_request_exit,
+		.arm_exit_deadline = host_arm_exit_deadline,
 	};
 	int log_ok = 0;
 	const char *problem = layout_problem(osm, &log_ok);

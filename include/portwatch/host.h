@@ -75,6 +75,14 @@ struct pw_host {
 	 * OpenSM is already exiting.
 	 */
 	int (*request_exit)(void *ctx);
+	/*
+	 * The last resort behind request_exit: arm a process-directed POSIX
+	 * timer whose signal (SIGKILL) the kernel delivers by itself after
+	 * after_ms, should the process still be running then. It needs no code
+	 * of the plugin, which OpenSM unloads during its shutdown. Returns 0
+	 * when armed, else -1 with errno set.
+	 */
+	int (*arm_exit_deadline)(void *ctx, uint32_t after_ms);
 };
 
 struct pw_core;

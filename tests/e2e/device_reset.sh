@@ -16,7 +16,10 @@
 #                           failing), then opensm exits with status 0 on its
 #                           own, its last portwatch line "stopped: ...
 #                           mad_path_dead=1" (sup_wait_exit: PW_OSM_RC,
-#                           PW_SUP_EXIT_US)
+#                           PW_SUP_EXIT_US). With DR_HANG=1 (the run was
+#                           started with PW_UMAD_HANG_ON_CLOSE=1) its
+#                           shutdown hangs and the kernel's timer ends it:
+#                           status 137, 5 s after the exit was asked for
 
 dr_init() {
     DR_UMAD_FAULT=$PW_BUILDDIR/tests/umad_fault/.libs/libumadfault.so
@@ -46,8 +49,19 @@ dr_expect_dead_exit() {
         *"Asking OpenSM to exit so that its service manager starts it again (portwatch.on_device_reset=restart)"*) ;;
         *) pw_fail "$what: the line does not say what portwatch does: $PW_MATCH_TEXT" ;;
     esac
+    wait_log "$log" "portwatch: a kernel timer ends opensm with SIGKILL should it still run [0-9]+ ms from now" 1 "$DR_MARK"
+    DR_ASKED_US=$(pw_now_us)
     sup_wait_exit "$bound"
-    [ "$PW_OSM_RC" = 0 ] || pw_fail "$what: opensm exit status $PW_OSM_RC, expected 0 (a clean exit)"
+    if [ "${DR_HANG:-0}" = 1 ]; then
+        # The shutdown hangs (PW_UMAD_HANG_ON_CLOSE): the kernel's timer ends it.
+        [ "$PW_OSM_RC" = 137 ] || pw_fail "$what: opensm exit status $PW_OSM_RC, expected 137 (ended by SIGKILL: its shutdown hung)"
+        local ms=$(( (PW_SUP_EXIT_US - DR_ASKED_US) / 1000 ))
+        [ "$ms" -ge 4500 ] && [ "$ms" -lt 8000 ] \
+            || pw_fail "$what: opensm ended $ms ms after portwatch asked it to exit, expected the timer's 5000 ms"
+        pw_log "$what: opensm's shutdown hung; the kernel ended it (SIGKILL) $(pw_fmt_ms $(( PW_SUP_EXIT_US - DR_ASKED_US ))) ms after portwatch asked it to exit"
+    else
+        [ "$PW_OSM_RC" = 0 ] || pw_fail "$what: opensm exit status $PW_OSM_RC, expected 0 (a clean exit)"
+    fi
     pw_log "$what: opensm exited $(pw_fmt_ms $(( PW_SUP_EXIT_US - DR_BACK_US ))) ms after $DR_DEV came back"
     [ "$(count_log "$log" 'ERR 5404: recv error on MAD sized umad' "$DR_MARK")" -gt 0 ] \
         || pw_fail "$what: no ERR 5404 in OpenSM's log: its umad file did not die (the test double is not in effect)"

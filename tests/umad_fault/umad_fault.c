@@ -141,10 +141,32 @@ int open(const char *path, int flags, ...)
 	return fd;
 }
 
+/*
+ * PW_UMAD_HANG_ON_CLOSE=1 makes OpenSM's shutdown hang for certain: the
+ * close of a dead umad file (umad_close_port, in osm_vendor_delete, on the
+ * main thread, after the plugins were unloaded) never returns. The kernel's
+ * close does return; this plays the hang a reviewer saw on its timing (the
+ * umad receiver cancelled inside osm_log's lock, the main thread then
+ * waiting for that lock in osm_log_destroy), which strikes in a few runs
+ * only: the same place in the shutdown, the same state of the process (no
+ * plugin code left, the main thread blocked for good), every time.
+ */
+static void hang_if_asked(int fd)
+{
+	const char *hang = getenv("PW_UMAD_HANG_ON_CLOSE");
+
+	if (!hang || strcmp(hang, "1") != 0 || !dead(fd))
+		return;
+	for (;;)
+		pause();
+}
+
 int close(int fd)
 {
 	int (*real)(int) = next("close");
 	int i, known = 0;
+
+	hang_if_asked(fd);
 
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < nfds; i++)

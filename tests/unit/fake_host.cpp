@@ -14,7 +14,10 @@
 
 namespace pwtest {
 
-FakeHost::FakeHost() : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb, smps_cb, exit_cb} {}
+FakeHost::FakeHost()
+    : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb, smps_cb, exit_cb, deadline_cb}
+{
+}
 
 void FakeHost::log_cb(void *ctx, pw_log_level level, const char *line)
 {
@@ -90,6 +93,18 @@ int FakeHost::exit_cb(void *ctx)
     if (self->exiting.exchange(true))
         return -1;
     ++self->exit_requests;
+    return 0;
+}
+
+int FakeHost::deadline_cb(void *ctx, uint32_t after_ms)
+{
+    auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
+    if (self->exiting)  // armed after the exit was asked for: too late to say so first
+        ++self->deadlines_late;
+    self->deadline_ms = after_ms;
+    ++self->deadlines;
     return 0;
 }
 

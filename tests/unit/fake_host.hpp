@@ -41,6 +41,11 @@ public:
     std::atomic<bool> mad_path_dead{false};
     // request_exit() calls that were granted (exiting is set by them).
     std::atomic<int> exit_requests{0};
+    // arm_exit_deadline() calls, the last bound asked for, and those made
+    // after an exit was already requested (the deadline must come first).
+    std::atomic<int> deadlines{0};
+    std::atomic<uint32_t> deadline_ms{0};
+    std::atomic<int> deadlines_late{0};
 
     void set_guid(uint64_t host_order);
     int sweeps() const;
@@ -75,6 +80,7 @@ private:
     static int sweep_cb(void *ctx, int wake);
     static uint32_t smps_cb(void *ctx);
     static int exit_cb(void *ctx);
+    static int deadline_cb(void *ctx, uint32_t after_ms);
 
     pw_host cb_;
     mutable std::mutex mutex_;

@@ -123,9 +123,26 @@ BOOST_AUTO_TEST_CASE(a_dead_path_asks_opensm_to_exit_once)
                host.dump());
     BOOST_TEST(host.count_sys("MAD path is dead") == 1);
     BOOST_REQUIRE(eventually([&] { return host.exit_requests == 1; }));
+    // The last resort, armed once and before the exit was asked for, and said.
+    BOOST_TEST(host.deadlines == 1);
+    BOOST_TEST(host.deadlines_late == 0);
+    BOOST_TEST(host.deadline_ms == 5000u);
+    BOOST_TEST(host.count_sys("a kernel timer ends opensm with SIGKILL should it still run "
+                              "5000 ms from now") == 1,
+               host.dump());
     BOOST_REQUIRE(
         eventually([&] { return has(read_file(path), sample("portwatch_mad_path_dead", 1)); }));
     BOOST_TEST(has(read_file(path), sample("portwatch_mad_path_dead_total", 1)));
+    const double now_unix =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const std::string armed = read_file(path);
+    const std::string key =
+        "portwatch_exit_kill_timestamp_seconds{port_guid=\"0x0002c90300003001\"} ";
+    const size_t at = armed.find(key);
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, armed);
+    const double kill_at = std::stod(armed.substr(at + key.size()));
+    BOOST_TEST(kill_at > now_unix, armed);
+    BOOST_TEST(kill_at <= now_unix + 5.0, armed);
     // OpenSM's shutdown: delete() with osm_exit_flag set.
     plugin.destroy();
     const std::string last = read_file(path);
@@ -158,6 +175,8 @@ BOOST_AUTO_TEST_CASE(log_says_it_once_and_a_new_reset_is_judged_again)
     BOOST_TEST(host.exit_requests == 0);
     BOOST_REQUIRE(
         eventually([&] { return has(read_file(path), sample("portwatch_mad_path_dead", 1)); }));
+    BOOST_TEST(host.deadlines == 0);  // no exit asked for, no timer
+    BOOST_TEST(has(read_file(path), sample("portwatch_exit_kill_timestamp_seconds", 0)));
     std::this_thread::sleep_for(milliseconds(2500));  // two more bounds: nothing more to say
     BOOST_TEST(host.count("MAD path is dead") == 1, host.dump());
     BOOST_TEST(host.sweeps() == 1, host.dump());

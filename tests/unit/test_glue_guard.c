@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 /* ---- test doubles: OpenSM's log and sweeper, the core */
 volatile unsigned int osm_exit_flag;
@@ -122,6 +123,44 @@ static void expect_refused(osm_opensm_t *osm, const char *why, int to_osm_log)
 	}
 }
 
+/*
+ * The kernel's kill timer: a child that arms it and then blocks every signal
+ * it can and hangs (as a shutdown stuck on a lock) is ended by SIGKILL near
+ * the bound; one that exits first is not.
+ */
+static void check_exit_deadline(void)
+{
+	struct timespec t0, t1;
+	sigset_t all;
+	pid_t pid;
+	int status = 0;
+	long ms;
+
+	current = "arm_exit_deadline: a hung process is ended by the kernel's SIGKILL";
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = fork();
+	if (pid == 0) {
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		if (core_host.arm_exit_deadline(core_host.ctx, 200) != 0)
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHECK(ms >= 200 && ms < 5000);
+
+	current = "arm_exit_deadline: a process that exits first exits as it chose";
+	pid = fork();
+	if (pid == 0)
+		_exit(core_host.arm_exit_deadline(core_host.ctx, 60000) == 0 ? 0 : 3);
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	char names[] = "portwatch", both[] = "other portwatch", other[] = "other";
@@ -204,6 +243,8 @@ int main(void)
 	CHECK(sigterms == 1);
 	CHECK(core_host.force_heavy_sweep(core_host.ctx, 1) == -1);
 
+	check_exit_deadline();
+
 	current = "request_exit before OpenSM installs its handler: the flag only";
 	signal(SIGTERM, SIG_DFL); /* a signal now would end this test */
 	osm_exit_flag = 0;
@@ -217,6 +258,6 @@ int main(void)
 	}
 	printf("PASS: test_glue_guard: create() starts the core only on the compiled layout; "
 	       "8 layouts checked, none faulted; request_exit sets osm_exit_flag and signals "
-	       "only into a handler\n");
+	       "only into a handler; the kernel's kill timer ends a hung process\n");
 	return 0;
 }
