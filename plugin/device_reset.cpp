@@ -12,9 +12,13 @@
 // exit cleanly so that its service manager starts it again (the packages'
 // systemd drop-in); with log, it is said once, in the log, syslog and the
 // metrics file.
+#include <poll.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 #include "errno_text.hpp"
 #include "monitor.hpp"
@@ -58,6 +62,13 @@ void Monitor::note_device_back(TimePoint now, ResetBaseline baseline)
     if (!reset_pending_ || !watched || !devices_.find(watched->device))
         return;
     reset_pending_ = false;
+    if (mad_file_died_at_) {
+        // The kernel said so already: no SMPs to wait for. (A look still
+        // due gives the verdict itself.)
+        if (!mad_file_look_at_)
+            mad_file_verdict(*watched, now);
+        return;
+    }
     mad_path_dead_ = false;  // a new reset, a new verdict
     mad_check_.start(now, baseline.received, baseline.starts);
     host_.log(PW_LOG_INFO,
@@ -88,9 +99,17 @@ void Monitor::check_mad_path(TimePoint now)
                   watched->device.c_str(),
                   static_cast<unsigned>(mad_check_.received_since(received)));
         return;
-    case MadPathCheck::Verdict::Dead:
-        mad_path_dead(*watched, now, received);
+    case MadPathCheck::Verdict::Dead: {
+        char evidence[160];
+        (void)std::snprintf(
+            evidence, sizeof(evidence), "no SMP received in %lld ms (%u in all), %s",
+            static_cast<long long>(mad_check_.waited(now).count()), static_cast<unsigned>(received),
+            mad_check_.sweep_started()
+                ? "a heavy sweep started and not even the port's own HCA answered"
+                : "OpenSM's sweeper started no heavy sweep");
+        mad_path_dead(*watched, now, evidence);
         return;
+    }
     case MadPathCheck::Verdict::Wait:
         break;
     }
@@ -106,30 +125,107 @@ void Monitor::check_mad_path(TimePoint now)
         ++counters_.sweeps;
 }
 
-void Monitor::mad_path_dead(const PortKey &key, TimePoint now, uint32_t received)
+void Monitor::mad_path_dead(const PortKey &key, TimePoint now, const std::string &evidence)
 {
     ++counters_.mad_path_dead;
     mad_path_dead_ = true;
+    mad_check_.cancel();
     const VerbsDevice *dev = devices_.find(key.device);
     const unsigned long long guid = dev ? dev->known_guid(key.port) : 0;
-    const long long waited = mad_check_.waited(now).count();
-    const char *why = mad_check_.sweep_started()
-                          ? "a heavy sweep started and not even the port's own HCA answered"
-                          : "OpenSM's sweeper started no heavy sweep";
     if (opts_.on_device_reset == OnDeviceReset::Log) {
         host_.log(PW_LOG_SYS_ERROR,
                   "ERROR: OpenSM's MAD path is dead since the reset of %s (port GUID 0x%016llx): "
-                  "no SMP received in %lld ms (%u in all), %s. OpenSM can neither send nor "
-                  "receive on this port: restart opensm (portwatch.on_device_reset=log)",
-                  key.device.c_str(), guid, waited, static_cast<unsigned>(received), why);
+                  "%s. OpenSM can neither send nor receive on this port: restart opensm "
+                  "(portwatch.on_device_reset=log)",
+                  key.device.c_str(), guid, evidence.c_str());
         return;
     }
     host_.log(PW_LOG_SYS_ERROR,
-              "ERROR: OpenSM's MAD path is dead since the reset of %s (port GUID 0x%016llx): no "
-              "SMP received in %lld ms (%u in all), %s. Asking OpenSM to exit so that its "
-              "service manager starts it again (portwatch.on_device_reset=restart)",
-              key.device.c_str(), guid, waited, static_cast<unsigned>(received), why);
+              "ERROR: OpenSM's MAD path is dead since the reset of %s (port GUID 0x%016llx): %s. "
+              "Asking OpenSM to exit so that its service manager starts it again "
+              "(portwatch.on_device_reset=restart)",
+              key.device.c_str(), guid, evidence.c_str());
     request_exit(now);
+}
+
+void Monitor::start_watching_mad_file()
+{
+    const int osm_fd = host_.mad_fd();
+    if (osm_fd < 0)
+        return;  // not bound yet
+    if (!mad_file_.watch(osm_fd)) {
+        const int err = errno;
+        mad_file_done_ = true;
+        host_.log(PW_LOG_VERBOSE,
+                  "cannot watch OpenSM's umad file (fd %d: %s): after a device reset, OpenSM's "
+                  "count of SMPs received alone tells whether its MAD path works",
+                  osm_fd, errno_text(err).c_str());
+        return;
+    }
+    host_.log(PW_LOG_VERBOSE, "watching OpenSM's umad file (fd %d) for the kernel's POLLERR",
+              osm_fd);
+}
+
+void Monitor::mad_file_event(short revents, TimePoint now)
+{
+    if (!(revents & (POLLERR | POLLHUP | POLLNVAL)))
+        return;
+    // Level-triggered: never polled again. A disassociated file stays dead.
+    mad_file_.close();
+    mad_file_done_ = true;
+    if (revents & POLLNVAL)
+        return;  // not ours to judge (it cannot happen to our own duplicate)
+    mad_file_died_at_ = now;
+    mad_path_dead_ = true;  // deaf from now on, whether or not the device returns
+    mad_check_.cancel();
+    const bool muted = host_.mute_error_log();
+    host_.log(PW_LOG_SYS_ERROR,
+              "ERROR: the kernel reports OpenSM's umad file dead (POLLERR): its device was reset "
+              "or removed, and OpenSM never reopens it. Its receiver would log \"ERR 5404\" for "
+              "every try without end: %s; %s",
+              muted ? "OpenSM's ERROR lines are off from now on (its SYS lines go on)"
+                    : "OpenSM's ERROR lines were off already",
+              opts_.on_device_reset == OnDeviceReset::Restart
+                  ? "portwatch asks OpenSM to exit once the port's device is back "
+                    "(portwatch.on_device_reset=restart)"
+                  : "restart opensm once the port's device is back "
+                    "(portwatch.on_device_reset=log)");
+    // The verbs side of the same reset (DEVICE_FATAL, EIO) comes within
+    // microseconds of this; look a moment later at whether the watched
+    // port's device is gone or already back.
+    mad_file_look_at_ = now + kMadFileLook;
+}
+
+void Monitor::look_after_mad_file_died(TimePoint now)
+{
+    mad_file_look_at_.reset();
+    const std::optional<PortKey> watched = resolver_.watched();
+    VerbsDevice *dev = watched ? devices_.find(watched->device) : nullptr;
+    if (!dev) {
+        reset_pending_ = true;  // its return gives the verdict (note_device_back)
+        return;
+    }
+    PortInfo info;
+    if (int err = dev->query_port(watched->port, &info)) {
+        // The old, disassociated context: lost now, its return decides.
+        const std::string why = std::string("query_port: ") + errno_text(err);
+        lose(watched->device, why.c_str(), now);
+        reset_pending_ = true;
+        return;
+    }
+    mad_file_verdict(*watched, now);
+}
+
+void Monitor::mad_file_verdict(const PortKey &key, TimePoint now)
+{
+    const long long ago =
+        std::chrono::duration_cast<Millis>(now - mad_file_died_at_.value_or(now)).count();
+    char evidence[160];
+    (void)std::snprintf(evidence, sizeof(evidence),
+                        "the kernel reported OpenSM's umad file dead %lld ms ago, and OpenSM never "
+                        "reopens it",
+                        ago);
+    mad_path_dead(key, now, evidence);
 }
 
 void Monitor::request_exit(TimePoint now)

@@ -3,8 +3,9 @@
 //
 // One wake-up reads, in this order: the wake-up eventfd (stop(), OpenSM's
 // reports), every device's async events (the watched port's device first),
-// then whatever timer is due (the hold-off, a device reopen, the outcome
-// check), and ends by writing the log window's summary and the metrics file
+// then OpenSM's umad file (the kernel's POLLERR after a device reset), then
+// whatever timer is due (the hold-off, a device reopen, the outcome check),
+// and ends by writing the log window's summary and the metrics file
 // when due. With nothing due the poll() has no timeout: an idle plugin never
 // wakes.
 #include <pthread.h>
@@ -51,6 +52,14 @@ void Monitor::loop_once()
                               [&](VerbsDevice *dev) { return dev->name() == watched->device; });
     for (VerbsDevice *dev : devices)
         fds.push_back({dev->async_fd(), POLLIN, 0});
+    // Last, OpenSM's umad file, for the kernel's POLLERR alone (events 0):
+    // known once OpenSM has bound its port, which it does before its first
+    // sweep reports wake us.
+    if (mad_file_.fd() < 0 && !mad_file_done_)
+        start_watching_mad_file();
+    const bool watch_mad_file = mad_file_.fd() >= 0;
+    if (watch_mad_file)
+        fds.push_back({mad_file_.fd(), 0, 0});
     int rc = poll(fds.data(), fds.size(), poll_timeout(Clock::now()));
     if (rc < 0) {
         if (errno == EINTR)
@@ -61,7 +70,7 @@ void Monitor::loop_once()
         trouble(what.c_str(), Clock::now());
         return;
     }
-    serve(Clock::now(), fds, devices);
+    serve(Clock::now(), fds, devices, watch_mad_file ? fds.back().revents : 0);
     summarise(Clock::now());
     update_metrics(Clock::now());
     trouble_backoff_.reset();
@@ -70,8 +79,9 @@ void Monitor::loop_once()
 int Monitor::poll_timeout(TimePoint now) const
 {
     std::optional<TimePoint> due;
-    for (std::optional<TimePoint> t : {policy_.deadline(), devices_.retry_at(), outcome_.deadline(),
-                                       mad_check_.deadline(), log_.deadline(), metrics_.deadline()})
+    for (std::optional<TimePoint> t :
+         {policy_.deadline(), devices_.retry_at(), outcome_.deadline(), mad_check_.deadline(),
+          mad_file_look_at_, log_.deadline(), metrics_.deadline()})
         if (t && (!due || *t < *due))
             due = t;
     if (!due)
@@ -85,7 +95,7 @@ int Monitor::poll_timeout(TimePoint now) const
 }
 
 void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds,
-                    const std::vector<VerbsDevice *> &devices)
+                    const std::vector<VerbsDevice *> &devices, short mad_file_revents)
 {
     if (fds[0].revents) {
         wakeup_.drain();
@@ -98,7 +108,7 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds,
     // A device closed on the way leaves the pointers of this poll set
     // stale: the rest waits for the next poll(), which reports it again.
     const unsigned long closes = devices_.closes();
-    for (size_t i = 1; i < fds.size() && devices_.closes() == closes; ++i) {
+    for (size_t i = 1; i <= devices.size() && devices_.closes() == closes; ++i) {
         VerbsDevice &dev = *devices[i - 1];
         if ((fds[i].revents & POLLIN) && !drain_device(dev, now))
             break;
@@ -108,6 +118,9 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds,
             lose(name, fds[i].revents & POLLNVAL ? "POLLNVAL" : "POLLERR", now);
         }
     }
+    // After the devices: a loss of the watched device is known first.
+    if (mad_file_revents)
+        mad_file_event(mad_file_revents, now);
     run_due(now);
 }
 
@@ -121,6 +134,8 @@ void Monitor::run_due(TimePoint now)
         check_outcome(now);
     if (std::optional<TimePoint> due = mad_check_.deadline(); due && *due <= now)
         check_mad_path(now);
+    if (mad_file_look_at_ && *mad_file_look_at_ <= now)
+        look_after_mad_file_died(now);
     awaiting_sweep_ = outcome_.awaiting_sweep();
     if (awaiting_sweep_) {
         // Reports counted before the flag went up woke nobody (report()

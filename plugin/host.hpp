@@ -28,6 +28,10 @@ public:
     uint32_t smps_received() const { return cb_.smps_received(cb_.ctx); }
     // false when OpenSM is already exiting.
     bool request_exit() const { return cb_.request_exit(cb_.ctx) == 0; }
+    // OpenSM's umad file descriptor, -1 until it has bound its port.
+    int mad_fd() const { return cb_.mad_fd(cb_.ctx); }
+    // false when OpenSM's ERROR lines were off already.
+    bool mute_error_log() const { return cb_.mute_error_log(cb_.ctx) == 0; }
     // false (errno set) when the kernel's kill timer could not be armed.
     bool arm_exit_deadline(Millis after) const
     {

@@ -12,6 +12,7 @@ plugin_libportwatch_core_la_SOURCES = \
 	plugin/errno_text.hpp \
 	plugin/event_thread.cpp \
 	plugin/link_return.cpp \
+	plugin/mad_file_watch.cpp plugin/mad_file_watch.hpp \
 	plugin/mad_path_check.cpp plugin/mad_path_check.hpp \
 	plugin/outcome.cpp plugin/outcome.hpp \
 	plugin/port_resolver.cpp plugin/port_resolver.hpp \
@@ -39,7 +40,7 @@ plugin_libportwatch_core_la_LIBADD = $(BOOST_LDFLAGS) $(BOOST_THREAD_LIB) $(IBVE
 lib_LTLIBRARIES += plugin/libportwatch.la
 plugin_libportwatch_la_SOURCES = plugin/osm_glue.c
 plugin_libportwatch_la_CPPFLAGS = $(AM_CPPFLAGS) $(OSM_CPPFLAGS)
-plugin_libportwatch_la_LIBADD = plugin/libportwatch_core.la $(OSM_LIBS)
+plugin_libportwatch_la_LIBADD = plugin/libportwatch_core.la $(OSM_LIBS) $(UMAD_LIBS)
 plugin_libportwatch_la_LDFLAGS = $(AM_LDFLAGS) $(PW_SAN_PLUGIN_LDFLAGS) -module -avoid-version -shared \
 	-Wl,--version-script=$(srcdir)/plugin/portwatch.map
 # Link with the C++ driver: the core needs the C++ runtime.

@@ -32,6 +32,7 @@
 #include "clock.hpp"
 #include "devices.hpp"
 #include "host.hpp"
+#include "mad_file_watch.hpp"
 #include "mad_path_check.hpp"
 #include "metrics.hpp"
 #include "metrics_publisher.hpp"
@@ -85,7 +86,7 @@ private:
     void trouble(const char *what, TimePoint now) noexcept;
     int poll_timeout(TimePoint now) const;
     void serve(TimePoint now, const std::vector<pollfd> &fds,
-               const std::vector<VerbsDevice *> &devices);
+               const std::vector<VerbsDevice *> &devices, short mad_file_revents);
     void run_due(TimePoint now);
 
     // osm_reports.cpp
@@ -118,11 +119,23 @@ private:
     void note_device_lost(const std::string &name);
     void note_device_back(TimePoint now, ResetBaseline baseline);
     void check_mad_path(TimePoint now);
-    void mad_path_dead(const PortKey &key, TimePoint now, uint32_t received);
+    // evidence: what showed it, for the ERROR line.
+    void mad_path_dead(const PortKey &key, TimePoint now, const std::string &evidence);
+    // OpenSM's umad file reported by poll(): POLLERR (the kernel's word that
+    // its device is gone: dead for good) or POLLNVAL (OpenSM closed it).
+    void mad_file_event(short revents, TimePoint now);
+    // Once OpenSM has bound its port: watch its umad file.
+    void start_watching_mad_file();
+    // Shortly after the file died: is the watched port's device back (or
+    // never lost)? Then the verdict; else its return gives it.
+    void look_after_mad_file_died(TimePoint now);
+    void mad_file_verdict(const PortKey &key, TimePoint now);
     // Asks OpenSM to exit, the kernel's kill timer armed first.
     void request_exit(TimePoint now);
     // How long OpenSM's clean exit may take before the kernel ends it.
     static constexpr Millis kExitDeadline{5000};
+    // From the umad file's POLLERR to the look at the watched device.
+    static constexpr Millis kMadFileLook{100};
 
     // link_return.cpp
     void act(const PortKey &key, const Transition &t, const char *cause, bool link_may_have_changed,
@@ -169,6 +182,12 @@ private:
     bool mad_path_dead_ = false;            // found dead since the last reset (the gauge)
     bool exit_requested_ = false;           // OpenSM was asked to exit for it
     std::optional<double> exit_kill_unix_;  // the kernel's kill timer: when it fires
+    // OpenSM's umad file: watched once OpenSM has bound, until the kernel
+    // says it died (done; also when it cannot be watched).
+    MadFileWatch mad_file_;
+    bool mad_file_done_ = false;
+    std::optional<TimePoint> mad_file_died_at_;
+    std::optional<TimePoint> mad_file_look_at_;
     // Trouble on the thread (an exception, a poll() error): the backoff and
     // the last line, so that a repeating fault is one ERROR line.
     Backoff trouble_backoff_;

@@ -18,6 +18,7 @@
 #include <opensm/osm_opensm.h>
 #include <opensm/osm_event_plugin.h>
 #include <opensm/osm_version.h>
+#include <infiniband/umad.h>
 
 #include <portwatch/host.h>
 
@@ -174,6 +175,40 @@ static int host_arm_exit_deadline(void *ctx, uint32_t after_ms)
 }
 
 /*
+ * OpenSM's umad file: osm_vendor_bind() (OpenSM's main thread, once, before
+ * the first sweep) stores the port id in the vendor object; until then it
+ * is -1. umad_get_fd() is libibumad's documented way from the id to the fd.
+ */
+static int host_mad_fd(void *ctx)
+{
+	osm_vendor_t *vendor = osm_of(ctx)->p_vendor;
+	int id;
+
+	if (!vendor)
+		return -1;
+	id = vendor->umad_port_id;
+	return id < 0 ? -1 : umad_get_fd(id);
+}
+
+/*
+ * After a reset its receiver thread spins on the dead file and logs "ERR
+ * 5404" for every try (hundreds of MB a minute, each line flushed inside the
+ * log's lock). What OpenSM's console "loglevel" command does: a one-byte
+ * store into the level every osm_log() call reads first; a line being
+ * written finishes, the next ERROR line is not written.
+ */
+static int host_mute_error_log(void *ctx)
+{
+	osm_log_t *log = &osm_of(ctx)->log;
+	osm_log_level_t level = log->level;
+
+	if (!(level & OSM_LOG_ERROR))
+		return -1;
+	osm_log_set_level(log, (osm_log_level_t)(level & ~OSM_LOG_ERROR));
+	return 0;
+}
+
+/*
  * Copies LEN bytes from ADDR, which may point anywhere: 0 if they are not
  * all mapped, instead of a fault inside opensm. Where the kernel refuses the
  * call itself (a seccomp filter, no CONFIG_CROSS_MEMORY_ATTACH) the memory is
@@ -272,6 +307,8 @@ static void *portwatch_create(struct osm_opensm *osm)
 		.smps_received = host_smps_received,
 		.request_exit = host_request_exit,
 		.arm_exit_deadline = host_arm_exit_deadline,
+		.mad_fd = host_mad_fd,
+		.mute_error_log = host_mute_error_log,
 	};
 	int log_ok = 0;
 	const char *problem = layout_problem(osm, &log_ok);

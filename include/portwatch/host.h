@@ -83,6 +83,18 @@ struct pw_host {
 	 * when armed, else -1 with errno set.
 	 */
 	int (*arm_exit_deadline)(void *ctx, uint32_t after_ms);
+	/*
+	 * OpenSM's umad file for its bound port (libibumad's umad_get_fd()),
+	 * -1 until OpenSM has bound. The core only ever polls it for the
+	 * kernel's POLLERR (events 0): it never reads, writes or closes it.
+	 */
+	int (*mad_fd)(void *ctx);
+	/*
+	 * Turn OpenSM's ERROR lines off, as its console's "loglevel" does; the
+	 * SYS lines (portwatch's own among them) go on. Returns 0, or -1 when
+	 * they were off already.
+	 */
+	int (*mute_error_log)(void *ctx);
 };
 
 struct pw_core;

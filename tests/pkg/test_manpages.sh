@@ -102,8 +102,15 @@ for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened v
             "ERROR: OpenSM's MAD path is dead since the reset of %s (port GUID 0x%016llx): " \
             "\"a heavy sweep started and not even the port's own HCA answered\"" \
             "\"OpenSM's sweeper started no heavy sweep\"" \
-            '"service manager starts it again (portwatch.on_device_reset=restart)"' \
-            'restart opensm (portwatch.on_device_reset=log)"' \
+            '"Asking OpenSM to exit so that its service manager starts it again "' \
+            '"(portwatch.on_device_reset=restart)"' \
+            "\"watching OpenSM's umad file (fd %d) for the kernel's POLLERR\"" \
+            "\"cannot watch OpenSM's umad file (fd %d: %s): after a device reset, OpenSM's \"" \
+            "\"ERROR: the kernel reports OpenSM's umad file dead (POLLERR): its device was reset \"" \
+            "\"OpenSM's ERROR lines are off from now on (its SYS lines go on)\"" \
+            "\"the kernel reported OpenSM's umad file dead %lld ms ago, and OpenSM never \"" \
+            '"a kernel timer ends opensm with SIGKILL should it still run %lld ms from now "' \
+            '"(portwatch.on_device_reset=log)"' \
             '"link lost"' '"link back"' '"SM configuring the port"' '"attributes changed"' '"no change"' \
             '"sweep"' '"mark"' '"defer"' '"none"' \
             '"HEAVY_SWEEP_START"' '"HEAVY_SWEEP_DONE"' '"SUBNET_UP"' \

@@ -4,8 +4,9 @@
  * host, for tests on ibsim. Preloaded ahead of umad2sim (which forwards
  * umad to ibsim and survives any reset of the verbs device), it makes the
  * umad files a process opened before a "reset" behave as the kernel's do
- * once their device is gone: every read, write and ioctl fails with EIO, and
- * poll() reports them readable with POLLERR at once. OpenSM's receiver
+ * once their device is gone: every read, write and ioctl fails with EIO at
+ * once, and poll() reports them with POLLERR at once (a caller already
+ * waiting in poll() is woken, as the kernel wakes it). OpenSM's receiver
  * thread then logs "ERR 5404: recv error on MAD sized umad" and reads again,
  * as on the real host.
  *
@@ -27,9 +28,12 @@
  * The files a process opened after the last reset are live, with the send
  * timeouts the kernel gives and umad2sim lacks (umad_timeouts.c).
  *
- * One liberty is taken: a failing read waits 20 ms, so that OpenSM's
- * endless ERR 5404 loop costs a test little CPU and log (the kernel returns
- * at once).
+ * No liberty is taken with the time: a failing call returns at once, as
+ * the kernel's does, and is a thread cancellation point as the system call
+ * is, so OpenSM's receiver spins on the dead file and floods
+ * its log with "ERR 5404" as on a real host, and OpenSM's threads are where
+ * they would be when it shuts down. The one cost the kernel does not have:
+ * each call on a umad file stat()s the reset file (microseconds).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,6 +45,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -49,8 +55,8 @@
 #include "umad_timeouts.h"
 
 #define MAX_UMAD_FDS 16
-#define POLL_SLICE_MS 50
-#define DEAD_READ_PAUSE_NS (20 * 1000 * 1000)
+#define MAX_POLL_FDS 64
+#define POLL_SLICE_MS 1
 /* MAD header: base version, class, class version, method, status (16 bits). */
 #define MAD_CLASS 1
 #define MAD_METHOD 3
@@ -65,6 +71,7 @@
 struct umad_fd {
 	int fd;
 	struct timespec opened;
+	int dup; /* a duplicate (fcntl F_DUPFD, dup) of a file open() saw */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -134,6 +141,7 @@ int open(const char *path, int flags, ...)
 		if (nfds < MAX_UMAD_FDS) {
 			fds[nfds].fd = fd;
 			clock_gettime(CLOCK_REALTIME, &fds[nfds].opened);
+			fds[nfds].dup = 0;
 			nfds++;
 		}
 		pthread_mutex_unlock(&lock);
@@ -154,9 +162,16 @@ int open(const char *path, int flags, ...)
 static void hang_if_asked(int fd)
 {
 	const char *hang = getenv("PW_UMAD_HANG_ON_CLOSE");
+	int i, original = 0;
 
 	if (!hang || strcmp(hang, "1") != 0 || !dead(fd))
 		return;
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nfds; i++)
+		original |= fds[i].fd == fd && !fds[i].dup;
+	pthread_mutex_unlock(&lock);
+	if (!original)
+		return; /* a duplicate (portwatch's watch) closes as ever */
 	for (;;)
 		pause();
 }
@@ -179,6 +194,92 @@ int close(int fd)
 	if (known)
 		umad_timeouts_forget(fd);
 	return real(fd);
+}
+
+/*
+ * A duplicate of a umad file: the same open file, so it dies with it. Under
+ * umad2sim a umad "fd" is a number of umad2sim's own (1024 and up), not a
+ * descriptor the kernel could duplicate; the duplicate is a real descriptor
+ * (an eventfd that never becomes readable) known here as that file's, and
+ * poll() answers for it as the kernel answers for the file: nothing while
+ * it lives, POLLERR once it is dead. Nothing reads or writes a duplicate.
+ */
+static int dup_umad(int fd, int cloexec)
+{
+	struct timespec opened;
+	int i, known = 0, copy;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nfds; i++)
+		if (fds[i].fd == fd) {
+			opened = fds[i].opened;
+			known = 1;
+		}
+	pthread_mutex_unlock(&lock);
+	if (!known)
+		return -2;
+	copy = eventfd(0, cloexec ? EFD_CLOEXEC : 0);
+	if (copy < 0)
+		return -1;
+	pthread_mutex_lock(&lock);
+	if (nfds < MAX_UMAD_FDS) {
+		fds[nfds].fd = copy;
+		fds[nfds].opened = opened;
+		fds[nfds].dup = 1;
+		nfds++;
+	} else {
+		pthread_mutex_unlock(&lock);
+		((int (*)(int))next("close"))(copy);
+		errno = EMFILE;
+		return -1;
+	}
+	pthread_mutex_unlock(&lock);
+	return copy;
+}
+
+int fcntl(int fd, int cmd, ...)
+{
+	int (*real)(int, int, ...) = next("fcntl");
+	va_list ap;
+	void *arg;
+	int copy;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
+		copy = dup_umad(fd, cmd == F_DUPFD_CLOEXEC);
+		if (copy != -2)
+			return copy;
+	}
+	return real(fd, cmd, arg);
+}
+
+/* Where _FILE_OFFSET_BITS=64 makes fcntl() a call of fcntl64(). */
+int fcntl64(int fd, int cmd, ...)
+{
+	int (*real)(int, int, ...) = next("fcntl64");
+	va_list ap;
+	void *arg;
+	int copy;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
+		copy = dup_umad(fd, cmd == F_DUPFD_CLOEXEC);
+		if (copy != -2)
+			return copy;
+	}
+	return real(fd, cmd, arg);
+}
+
+int dup(int fd)
+{
+	int (*real)(int) = next("dup");
+	int copy = dup_umad(fd, 0);
+
+	return copy != -2 ? copy : real(fd);
 }
 
 /*
@@ -211,11 +312,11 @@ static void answer_unmatched(int fd)
 ssize_t read(int fd, void *buf, size_t count)
 {
 	ssize_t (*real)(int, void *, size_t) = next("read");
-	struct timespec pause = { 0, DEAD_READ_PAUSE_NS };
 
+	/* read(2) is a cancellation point, also when it fails at once. */
+	pthread_testcancel();
 	if (dead(fd)) {
 		answer_unmatched(fd);
-		nanosleep(&pause, NULL);
 		errno = EIO;
 		return -1;
 	}
@@ -237,6 +338,7 @@ ssize_t write(int fd, const void *buf, size_t count)
 {
 	ssize_t (*real)(int, const void *, size_t) = next("write");
 
+	pthread_testcancel(); /* as write(2) */
 	if (dead(fd)) {
 		errno = EIO;
 		return -1;
@@ -264,57 +366,154 @@ int ioctl(int fd, unsigned long request, ...)
 }
 
 /*
- * Dead umad fds are ready at once (POLLIN | POLLERR), and so are live ones
- * with a timeout due (POLLIN): the count, or 0.
+ * Dead umad fds are ready at once with POLLERR alone, as the kernel's
+ * ib_umad_poll() reports a file whose device is gone; live ones with a
+ * timeout due are readable (POLLIN): the count, or 0.
  */
 static int mark_ready(struct pollfd *set, nfds_t n)
 {
-	short ev[64];
+	short ev[MAX_POLL_FDS];
 	nfds_t i;
 	int ready = 0;
 
-	for (i = 0; i < n && i < 64; i++) {
-		ev[i] = dead(set[i].fd)                                ? POLLIN | POLLERR
+	for (i = 0; i < n && i < MAX_POLL_FDS; i++) {
+		ev[i] = dead(set[i].fd)                                ? POLLERR
 			: is_umad(set[i].fd) && umad_timeouts_due(set[i].fd) ? POLLIN
 									     : 0;
 		ready += ev[i] != 0;
 	}
 	if (!ready)
 		return 0;
-	for (i = 0; i < n && i < 64; i++)
+	for (i = 0; i < n && i < MAX_POLL_FDS; i++)
 		set[i].revents = ev[i];
 	return ready;
 }
 
+/*
+ * A watch on the reset file's directory: it becomes readable when the file
+ * is touched (the "reset"), so that a caller blocked in poll() sees its
+ * umad file die at once, as the kernel wakes the waiters of a file whose
+ * device goes away. -1 when there is no reset file.
+ */
+static int reset_watch(void)
+{
+	const char *file = getenv("PW_UMAD_DEAD_FILE");
+	char dir[4096];
+	char *slash;
+	int fd;
+
+	if (!file || strlen(file) >= sizeof(dir))
+		return -1;
+	strcpy(dir, file);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (inotify_add_watch(fd, dir, IN_ATTRIB | IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+		((int (*)(int))next("close"))(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/*
+ * umad2sim's own poll() waits on the first umad fd of a set alone, for a
+ * MAD to arrive, whatever else the set holds. Two kinds of callers:
+ *
+ * - A watcher (events asking for neither POLLIN nor POLLOUT on its umad
+ *   fds: portwatch watching OpenSM's file for the kernel's POLLERR). Its
+ *   umad fds never go down to umad2sim: they are answered here (POLLERR when
+ *   dead), the rest of the set waits in the real poll() beside a watch on
+ *   the reset file, so a reset wakes it at once, as the kernel wakes it.
+ * - A reader (OpenSM's receiver, POLLIN on its file): umad2sim must do the
+ *   wait (its MADs arrive there) and cannot be woken by anything else, so
+ *   the wait is cut into slices of POLL_SLICE_MS and the file looked at
+ *   between them, and at the next send timeout due. Measured: the receiver
+ *   sees its file die at most 1 ms after the reset (the kernel: at once),
+ *   and the slices cost an idle opensm about 1 % of a core; nothing else of
+ *   what its threads do changes (a MAD still wakes the wait at once).
+ */
 int poll(struct pollfd *set, nfds_t n, int timeout)
 {
 	int (*real)(struct pollfd *, nfds_t, int) = next("poll");
-	int has_umad = 0, r;
+	int (*real_close)(int) = next("close");
+	struct pollfd all[MAX_POLL_FDS + 1];
+	long long until = timeout < 0 ? -1 : now_ms() + timeout;
+	int has_umad = 0, reader = 0, r, watch = -1;
 	nfds_t i;
 
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < n && !has_umad; i++)
-		for (r = 0; r < nfds; r++)
-			has_umad |= fds[r].fd == set[i].fd;
-	pthread_mutex_unlock(&lock);
-	if (!has_umad)
+	for (i = 0; i < n; i++)
+		if (is_umad(set[i].fd)) {
+			has_umad = 1;
+			reader |= (set[i].events & (POLLIN | POLLOUT)) != 0;
+		}
+	if (!has_umad || n > MAX_POLL_FDS)
 		return real(set, n, timeout);
-	/* A reset or a timeout can come while the caller waits: look again
-	 * every slice. */
+	/* poll(2) is a cancellation point, also when something is ready at once. */
+	pthread_testcancel();
+	/* The watch first: a reset after the look below still wakes the wait. */
+	if (!reader)
+		watch = reset_watch();
 	for (;;) {
-		int slice;
+		int wait = timeout < 0 ? -1 : (int)(until - now_ms()), ready = 0;
+		nfds_t count = n;
 
 		r = mark_ready(set, n);
 		if (r)
-			return r;
-		slice = timeout < 0 || timeout > POLL_SLICE_MS ? POLL_SLICE_MS : timeout;
-		r = real(set, n, slice);
-		if (r != 0)
-			return r;
-		if (timeout >= 0) {
-			timeout -= slice;
-			if (timeout <= 0)
-				return 0;
+			break;
+		if (timeout >= 0 && wait <= 0) {
+			r = 0;
+			break;
 		}
+		for (i = 0; i < n; i++) {
+			int due = is_umad(set[i].fd) ? umad_timeouts_next_ms(set[i].fd) : -1;
+
+			if (due >= 0 && (wait < 0 || due < wait))
+				wait = due;
+		}
+		memcpy(all, set, n * sizeof(*set));
+		if (reader) {
+			if (wait < 0 || wait > POLL_SLICE_MS)
+				wait = POLL_SLICE_MS;
+		} else {
+			for (i = 0; i < n; i++)
+				if (is_umad(set[i].fd))
+					all[i].fd = -1; /* answered here, not by umad2sim */
+			if (watch >= 0) {
+				all[n].fd = watch;
+				all[n].events = POLLIN;
+				all[n].revents = 0;
+				count = n + 1;
+			}
+		}
+		r = real(all, count, wait);
+		if (r < 0)
+			break;
+		for (i = 0; i < n; i++) {
+			set[i].revents = all[i].fd == set[i].fd ? all[i].revents : 0;
+			ready += set[i].revents != 0;
+		}
+		if (ready) {
+			r = ready;
+			break;
+		}
+		/* A reset, a timeout due, a slice or the caller's time up: look again. */
 	}
+	if (watch >= 0)
+		real_close(watch);
+	return r;
 }

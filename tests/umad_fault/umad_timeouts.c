@@ -150,6 +150,25 @@ int umad_timeouts_due(int fd)
 	return due;
 }
 
+int umad_timeouts_next_ms(int fd)
+{
+	long long now = now_ns(), next = -1;
+	int i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < npending; i++)
+		if (pending[i].fd == fd && !pending[i].expired &&
+		    (next < 0 || pending[i].deadline_ns < next))
+			next = pending[i].deadline_ns;
+	pthread_mutex_unlock(&lock);
+	if (next < 0)
+		return -1;
+	if (next <= now)
+		return 0;
+	/* Rounded up: a wake-up before the deadline would find nothing due. */
+	return (int)((next - now + 999999) / 1000000);
+}
+
 void umad_timeouts_forget(int fd)
 {
 	int i;

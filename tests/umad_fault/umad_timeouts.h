@@ -15,6 +15,8 @@ int umad_timeouts_received(int fd, const void *buf, ssize_t len);
 ssize_t umad_timeouts_expired(int fd, void *buf, size_t count);
 /* Whether a timeout of fd is due now (poll reports fd readable). */
 int umad_timeouts_due(int fd);
+/* Milliseconds until fd's next timeout is due (0: due now), -1 when none waits. */
+int umad_timeouts_next_ms(int fd);
 /* fd closed. */
 void umad_timeouts_forget(int fd);
 

@@ -15,7 +15,8 @@
 namespace pwtest {
 
 FakeHost::FakeHost()
-    : cb_{this, log_cb, sm_state_cb, guid_cb, sweep_cb, smps_cb, exit_cb, deadline_cb}
+    : cb_{this,    log_cb,  sm_state_cb, guid_cb,   sweep_cb,
+          smps_cb, exit_cb, deadline_cb, mad_fd_cb, mute_cb}
 {
 }
 
@@ -106,6 +107,23 @@ int FakeHost::deadline_cb(void *ctx, uint32_t after_ms)
     self->deadline_ms = after_ms;
     ++self->deadlines;
     return 0;
+}
+
+int FakeHost::mad_fd_cb(void *ctx)
+{
+    auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
+    return self->mad_fd.load();
+}
+
+int FakeHost::mute_cb(void *ctx)
+{
+    auto *self = static_cast<FakeHost *>(ctx);
+    if (self->closed)
+        ++self->calls_after_close;
+    ++self->mutes;
+    return self->errors_muted.exchange(true) ? -1 : 0;
 }
 
 void FakeHost::set_guid(uint64_t host_order)

@@ -46,6 +46,11 @@ public:
     std::atomic<int> deadlines{0};
     std::atomic<uint32_t> deadline_ms{0};
     std::atomic<int> deadlines_late{0};
+    // OpenSM's umad file as the core sees it (-1: not bound, or none), and
+    // mute_error_log() calls (errors_muted: OpenSM's ERROR lines are off).
+    std::atomic<int> mad_fd{-1};
+    std::atomic<int> mutes{0};
+    std::atomic<bool> errors_muted{false};
 
     void set_guid(uint64_t host_order);
     int sweeps() const;
@@ -81,6 +86,8 @@ private:
     static uint32_t smps_cb(void *ctx);
     static int exit_cb(void *ctx);
     static int deadline_cb(void *ctx, uint32_t after_ms);
+    static int mad_fd_cb(void *ctx);
+    static int mute_cb(void *ctx);
 
     pw_host cb_;
     mutable std::mutex mutex_;

@@ -96,6 +96,7 @@ check_PROGRAMS += tests/unit/test_glue_guard
 TESTS += tests/unit/test_glue_guard
 tests_unit_test_glue_guard_SOURCES = tests/unit/test_glue_guard.c
 tests_unit_test_glue_guard_CPPFLAGS = $(AM_CPPFLAGS) $(OSM_CPPFLAGS)
+tests_unit_test_glue_guard_LDADD = $(UMAD_LIBS)
 
 # After a reset of OpenSM's device: the MAD path check, through the C entry points.
 check_PROGRAMS += tests/unit/test_device_reset

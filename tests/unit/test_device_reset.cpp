@@ -227,4 +227,50 @@ BOOST_AUTO_TEST_CASE(a_standby_is_not_judged_by_silence)
     BOOST_TEST(host.exit_requests == 0);
 }
 
+// The kernel's word on OpenSM's umad file: POLLERR once its device is gone
+// (played by a pipe whose writer closed: POLLHUP, taken the same way).
+// OpenSM's ERROR lines go off at once and one SYS line says why; while the
+// device is away nothing is decided and OpenSM is not asked to exit (its
+// restart could not bind); the device's return brings the verdict at once,
+// no reset_check_ms later, the kill timer and the exit.
+BOOST_AUTO_TEST_CASE(the_kernels_pollerr_decides_at_the_devices_return)
+{
+    add_device("mlx5_0", kNodeGuid);
+    int pipe_fds[2];
+    BOOST_REQUIRE(pipe(pipe_fds) == 0);
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    host.mad_fd = pipe_fds[0];
+    Plugin plugin(host, kOptions.c_str());
+    plugin.report(PW_REPORT_HEAVY_SWEEP_START);  // OpenSM bound: the watch starts
+    expect_log(host, "watching OpenSM's umad file", 1, kVerdict);
+    vsim("remove mlx5_0");
+    expect_log(host, "verbs device mlx5_0 failed", 1);
+    close(pipe_fds[1]);
+    expect_log(host, "ERROR: the kernel reports OpenSM's umad file dead (POLLERR)", 1, kVerdict);
+    BOOST_TEST(host.errors_muted);
+    BOOST_TEST(host.mutes == 1);
+    BOOST_TEST(host.count_sys("OpenSM's ERROR lines are off from now on") == 1, host.dump());
+    std::this_thread::sleep_for(milliseconds(1500));  // the device stays away
+    BOOST_TEST(host.exit_requests == 0, host.dump());
+    BOOST_TEST(host.count("MAD path is dead") == 0, host.dump());
+    const auto back = std::chrono::steady_clock::now();
+    add_device("mlx5_0", kNodeGuid, "state=init");
+    expect_log(host,
+               "ERROR: OpenSM's MAD path is dead since the reset of mlx5_0 (port GUID "
+               "0x0002c90300003001): the kernel reported OpenSM's umad file dead ",
+               1, kVerdict);
+    const long long decided_ms =
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - back).count();
+    // Its return is found by the reopen backoff (retry_max_ms=200 here).
+    BOOST_TEST(decided_ms < 1000, "verdict " << decided_ms << " ms after the return");
+    BOOST_REQUIRE(eventually([&] { return host.exit_requests == 1; }));
+    BOOST_TEST(host.deadlines == 1);
+    BOOST_TEST(host.deadlines_late == 0);
+    BOOST_TEST(host.count("checking that OpenSM still receives SMPs") == 0, host.dump());
+    plugin.destroy();
+    close(pipe_fds[0]);
+    BOOST_TEST(host.count("mad_path_dead=1") == 1, host.dump());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -245,6 +245,27 @@ int main(void)
 
 	check_exit_deadline();
 
+	/* OpenSM's umad file and its ERROR lines, as the core asks for them. */
+	current = "mad_fd: -1 before OpenSM has a vendor object or a bound port, then its fd";
+	CHECK(core_host.mad_fd(core_host.ctx) == -1); /* p_vendor NULL */
+	{
+		osm_vendor_t vendor;
+
+		memset(&vendor, 0, sizeof(vendor));
+		vendor.umad_port_id = -1;
+		osm->p_vendor = &vendor;
+		CHECK(core_host.mad_fd(core_host.ctx) == -1);
+		vendor.umad_port_id = 7;
+		CHECK(core_host.mad_fd(core_host.ctx) == 7);
+		osm->p_vendor = NULL;
+	}
+	current = "mute_error_log: ERROR off, the rest of the level kept; -1 when off already";
+	osm->log.level = OSM_LOG_ERROR | OSM_LOG_INFO | OSM_LOG_SYS;
+	CHECK(core_host.mute_error_log(core_host.ctx) == 0);
+	CHECK(osm->log.level == (OSM_LOG_INFO | OSM_LOG_SYS));
+	CHECK(core_host.mute_error_log(core_host.ctx) == -1);
+	CHECK(osm->log.level == (OSM_LOG_INFO | OSM_LOG_SYS));
+
 	current = "request_exit before OpenSM installs its handler: the flag only";
 	signal(SIGTERM, SIG_DFL); /* a signal now would end this test */
 	osm_exit_flag = 0;
@@ -258,6 +279,7 @@ int main(void)
 	}
 	printf("PASS: test_glue_guard: create() starts the core only on the compiled layout; "
 	       "8 layouts checked, none faulted; request_exit sets osm_exit_flag and signals "
-	       "only into a handler; the kernel's kill timer ends a hung process\n");
+	       "only into a handler; the kernel's kill timer ends a hung process; mad_fd and "
+	       "mute_error_log read and set what they should\n");
 	return 0;
 }
