@@ -174,6 +174,17 @@ void Devices::keep_looking(bool looking, TimePoint now)
     }
 }
 
+void Devices::arrival(TimePoint now)
+{
+    for (auto &entry : slots_) {
+        Slot &slot = entry.second;
+        if (!slot.dev && (slot.lost || slot.open_error) && slot.retry_at > now)
+            slot.retry_at = now;
+    }
+    if (scan_at_ && *scan_at_ > now)
+        scan_at_ = now;
+}
+
 std::optional<TimePoint> Devices::retry_at() const
 {
     std::optional<TimePoint> at = scan_at_;

@@ -87,6 +87,9 @@ public:
     // only that way); once it does not, that timer stops.
     void keep_looking(bool looking, TimePoint now);
 
+    // A device was added (the kernel's uevent): every device wanted back and
+    // the set's own look are due now; the backoffs keep their growth.
+    void arrival(TimePoint now);
     // When scan() should run again; empty while nothing is missing.
     std::optional<TimePoint> retry_at() const;
     bool retry_due(TimePoint now) const

@@ -52,6 +52,11 @@ void Monitor::loop_once()
                               [&](VerbsDevice *dev) { return dev->name() == watched->device; });
     for (VerbsDevice *dev : devices)
         fds.push_back({dev->async_fd(), POLLIN, 0});
+    // While a device is missing, the kernel's uevents: its arrival at once.
+    watch_arrivals(Clock::now());
+    const bool watch_arrivals = arrivals_.fd() >= 0;
+    if (watch_arrivals)
+        fds.push_back({arrivals_.fd(), POLLIN, 0});
     // Last, OpenSM's umad file, for the kernel's POLLERR alone (events 0):
     // known once OpenSM has bound its port, which it does before its first
     // sweep reports wake us.
@@ -70,7 +75,13 @@ void Monitor::loop_once()
         trouble(what.c_str(), Clock::now());
         return;
     }
-    serve(Clock::now(), fds, devices, watch_mad_file ? fds.back().revents : 0);
+    Others others;
+    size_t next = devices.size() + 1;
+    if (watch_arrivals)
+        others.arrivals = fds[next++].revents;
+    if (watch_mad_file)
+        others.mad_file = fds[next].revents;
+    serve(Clock::now(), fds, devices, others);
     summarise(Clock::now());
     update_metrics(Clock::now());
     trouble_backoff_.reset();
@@ -94,8 +105,29 @@ int Monitor::poll_timeout(TimePoint now) const
     return ms > kDay ? static_cast<int>(kDay) : static_cast<int>(ms);
 }
 
+void Monitor::watch_arrivals(TimePoint now)
+{
+    const bool missing = devices_.retry_at().has_value();
+    if (!missing) {
+        arrivals_.close();
+        arrivals_failed_ = false;
+        return;
+    }
+    if (arrivals_.fd() >= 0 || arrivals_failed_)
+        return;
+    if (arrivals_.open())
+        return;
+    arrivals_failed_ = true;  // until nothing is missing again
+    const int err = errno;
+    host_.log(PW_LOG_VERBOSE,
+              "cannot read the kernel's device uevents (%s): a returning device is found by the "
+              "reopen backoff alone",
+              errno_text(err).c_str());
+    (void)now;
+}
+
 void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds,
-                    const std::vector<VerbsDevice *> &devices, short mad_file_revents)
+                    const std::vector<VerbsDevice *> &devices, Others others)
 {
     if (fds[0].revents) {
         wakeup_.drain();
@@ -118,9 +150,14 @@ void Monitor::serve(TimePoint now, const std::vector<pollfd> &fds,
             lose(name, fds[i].revents & POLLNVAL ? "POLLNVAL" : "POLLERR", now);
         }
     }
+    if (others.arrivals && arrivals_.drain()) {
+        host_.log(PW_LOG_VERBOSE, "the kernel added an RDMA device: looking for the missing "
+                                  "device(s) now");
+        devices_.arrival(now);
+    }
     // After the devices: a loss of the watched device is known first.
-    if (mad_file_revents)
-        mad_file_event(mad_file_revents, now);
+    if (others.mad_file)
+        mad_file_event(others.mad_file, now);
     run_due(now);
 }
 

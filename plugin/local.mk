@@ -7,6 +7,7 @@ plugin_libportwatch_core_la_SOURCES = \
 	plugin/clock.hpp \
 	plugin/backoff.hpp \
 	plugin/core_api.cpp \
+	plugin/device_arrivals.cpp plugin/device_arrivals.hpp \
 	plugin/device_reset.cpp \
 	plugin/devices.cpp plugin/devices.hpp \
 	plugin/errno_text.hpp \

@@ -30,6 +30,7 @@
 #include <boost/thread/thread.hpp>
 
 #include "clock.hpp"
+#include "device_arrivals.hpp"
 #include "devices.hpp"
 #include "host.hpp"
 #include "mad_file_watch.hpp"
@@ -85,8 +86,15 @@ private:
     void loop_once();
     void trouble(const char *what, TimePoint now) noexcept;
     int poll_timeout(TimePoint now) const;
+    // What poll() said of the descriptors after the devices' (0: not polled).
+    struct Others {
+        short arrivals = 0;
+        short mad_file = 0;
+    };
     void serve(TimePoint now, const std::vector<pollfd> &fds,
-               const std::vector<VerbsDevice *> &devices, short mad_file_revents);
+               const std::vector<VerbsDevice *> &devices, Others others);
+    // The uevent socket open exactly while a device is missing.
+    void watch_arrivals(TimePoint now);
     void run_due(TimePoint now);
 
     // osm_reports.cpp
@@ -185,6 +193,9 @@ private:
     // OpenSM's umad file: watched once OpenSM has bound, until the kernel
     // says it died (done; also when it cannot be watched).
     MadFileWatch mad_file_;
+    // The kernel's uevents, read while a device is missing.
+    DeviceArrivals arrivals_;
+    bool arrivals_failed_ = false;  // could not open: the backoff alone
     bool mad_file_done_ = false;
     std::optional<TimePoint> mad_file_died_at_;
     std::optional<TimePoint> mad_file_look_at_;

@@ -7,19 +7,24 @@
 #                           osm_start arguments that preload it ahead of
 #                           umad2sim with this test's reset file
 #   dr_reset_dead DEV       ibsim Unlink of Hca1, DEV removed, OpenSM's umad
-#                           files dead; then ReLink and DEV back at INIT.
+#                           files dead; DR_AWAY_S (0.5 s) later ReLink and
+#                           DEV back at INIT (the simulator sends the
+#                           kernel's uevents for it).
 #                           Sets DR_MARK (the log line before) and DR_BACK_US
 #                           (DEV's return, harness time)
 #   dr_expect_dead_exit WHAT BOUND_S
-#                           the plugin's ERROR line naming DEV and Hca1's
-#                           port GUID, opensm's ERR 5404 (its receiver
-#                           failing), then opensm exits with status 0 on its
-#                           own, its last portwatch line "stopped: ...
-#                           mad_path_dead=1" (sup_wait_exit: PW_OSM_RC,
-#                           PW_SUP_EXIT_US). With DR_HANG=1 (the run was
-#                           started with PW_UMAD_HANG_ON_CLOSE=1) its
-#                           shutdown hangs and the kernel's timer ends it:
-#                           status 137, 5 s after the exit was asked for
+#                           the kernel's POLLERR on OpenSM's umad file said
+#                           (OpenSM's ERROR lines off), then the plugin's
+#                           ERROR line naming DEV and Hca1's port GUID
+#                           within 1 s of DEV's return (DR_VERDICT_MS), the
+#                           kill timer announced, then opensm exits with
+#                           status 0 on its own, its last portwatch line
+#                           "stopped: ... mad_path_dead=1" (sup_wait_exit:
+#                           PW_OSM_RC, PW_SUP_EXIT_US). With DR_HANG=1 (the
+#                           run was started with PW_UMAD_HANG_ON_CLOSE=1)
+#                           its shutdown hangs and the kernel's timer ends
+#                           it: status 137, 5 s after the exit was asked for
+#   dr_log_bytes            after the restart's SUBNET UP: DR_LOG_BYTES
 
 dr_init() {
     DR_UMAD_FAULT=$PW_BUILDDIR/tests/umad_fault/.libs/libumadfault.so
@@ -31,11 +36,15 @@ dr_init() {
 dr_reset_dead() {
     DR_DEV=$1
     DR_MARK=$(log_lines "$PW_OSM_LOG")
+    DR_OLD_LOG=$PW_OSM_LOG
+    DR_MARK_BYTES=$(stat -c %s "$PW_OSM_LOG")
     fabric_link down
     vsimctl remove "$DR_DEV"
     touch "$DR_DEAD"
     wait_log "$PW_OSM_LOG" "portwatch: verbs device $DR_DEV failed" 5 "$DR_MARK"
-    pw_sleep 0.5   # the device stays away a moment, as a reset does
+    pw_sleep "${DR_AWAY_S:-0.5}"   # the device stays away, as in a reset
+    # Not while its device is away: a restarted opensm could not bind.
+    osm_alive || pw_fail "opensm exited while $DR_DEV was away: its restart could not bind its port"
     fabric_link back
     vsimctl add "$DR_DEV" node_guid="$PW_HCA1_NODE_GUID" style=mlx5 state=init
     DR_BACK_US=$PW_VSIM_T_US
@@ -78,4 +87,14 @@ dr_expect_dead_exit() {
         || pw_fail "$what: the dead path was not said exactly once"
     grep -qE 'portwatch: stopped: .* mad_path_dead=1$' "$log" \
         || pw_fail "$what: no 'stopped: ... mad_path_dead=1' line: opensm did not shut down through its exit path"
+}
+
+# dr_log_bytes: once the restarted opensm is up (PW_MATCH_LINE its SUBNET UP
+# line): the bytes of OpenSM's log written from the device's removal to that
+# SUBNET UP, the old opensm's and the new one's, in DR_LOG_BYTES (and
+# DR_OLD_BYTES, DR_NEW_BYTES). On a host both go to the same file.
+dr_log_bytes() {
+    DR_OLD_BYTES=$(( $(stat -c %s "$DR_OLD_LOG") - DR_MARK_BYTES ))
+    DR_NEW_BYTES=$(head -n "$PW_MATCH_LINE" "$PW_OSM_LOG" | wc -c)
+    DR_LOG_BYTES=$(( DR_OLD_BYTES + DR_NEW_BYTES ))
 }

@@ -10,6 +10,7 @@ e2e_tests = \
 	tests/e2e/test_bounce_sweep_on_loss.sh \
 	tests/e2e/test_device_reset.sh \
 	tests/e2e/test_reset_restart.sh \
+	tests/e2e/test_reset_loop.sh \
 	tests/e2e/test_reset_standby.sh \
 	tests/e2e/test_fieldcheck.sh \
 	tests/e2e/test_fieldcheck_choice.sh \

@@ -110,6 +110,8 @@ for frag in 'loaded (portwatch %s for %s): %s' '%s; plugin not loaded' 'opened v
             "\"OpenSM's ERROR lines are off from now on (its SYS lines go on)\"" \
             "\"the kernel reported OpenSM's umad file dead %lld ms ago, and OpenSM never \"" \
             '"a kernel timer ends opensm with SIGKILL should it still run %lld ms from now "' \
+            '"the kernel added an RDMA device: looking for the missing "' \
+            "\"cannot read the kernel's device uevents (%s): a returning device is found by the \"" \
             '"(portwatch.on_device_reset=log)"' \
             '"link lost"' '"link back"' '"SM configuring the port"' '"attributes changed"' '"no change"' \
             '"sweep"' '"mark"' '"defer"' '"none"' \

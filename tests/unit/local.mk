@@ -28,6 +28,7 @@ tests_unit_test_logic_SOURCES = \
 	tests/unit/test_policy.cpp \
 	tests/unit/test_outcome.cpp \
 	tests/unit/test_mad_path_check.cpp \
+	tests/unit/test_device_arrivals.cpp \
 	tests/unit/test_port_tracker.cpp \
 	tests/unit/test_log_limiter.cpp \
 	tests/unit/test_metrics.cpp tests/unit/temp_dir.hpp

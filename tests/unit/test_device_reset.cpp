@@ -15,7 +15,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -271,6 +274,85 @@ BOOST_AUTO_TEST_CASE(the_kernels_pollerr_decides_at_the_devices_return)
     plugin.destroy();
     close(pipe_fds[0]);
     BOOST_TEST(host.count("mad_path_dead=1") == 1, host.dump());
+}
+
+// This process's NETLINK_KOBJECT_UEVENT sockets (the plugin's uevent watch).
+int own_uevent_sockets()
+{
+    std::set<std::string> own;
+    for (const auto &e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        const std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+        if (!ec && target.rfind("socket:[", 0) == 0)
+            own.insert(target.substr(8, target.size() - 9));
+    }
+    std::ifstream in("/proc/self/net/netlink");
+    std::string line, sk, proto, port, groups, rmem, wmem, dump, locks, drops, inode;
+    std::getline(in, line);
+    int n = 0;
+    while (in >> sk >> proto >> port >> groups >> rmem >> wmem >> dump >> locks >> drops >> inode)
+        n += proto == "15" && own.count(inode);
+    return n;
+}
+
+// A device away for long: its return is seen at the kernel's uevent, not
+// when the reopen backoff (grown to 1.6 s steps here, up to the default
+// retry_max_ms of 30 s) looks again. The plugin reads uevents only while a
+// device is missing: none before the loss, none after the return.
+BOOST_AUTO_TEST_CASE(a_return_is_seen_at_the_kernels_uevent)
+{
+    // The simulator plays the kernel's uevent by netlink unicast, which
+    // needs CAP_NET_ADMIN: without root, this case runs again in a user and
+    // network namespace of its own, where the test is root.
+    if (geteuid() != 0) {
+        const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+        const std::string cmd =
+            "unshare --user --map-root-user --net -- '" + self +
+            "' --run_test=device_reset/a_return_is_seen_at_the_kernels_uevent --log_level=message";
+        BOOST_TEST(std::system(cmd.c_str()) == 0,
+                   "in its own user and network namespace (unshare --user --map-root-user "
+                   "--net: util-linux, and unprivileged user namespaces): "
+                       << cmd);
+        return;
+    }
+    add_device("mlx5_0", kNodeGuid);
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Plugin plugin(host, "portwatch.holdoff_ms=0 portwatch.reset_check_ms=1000");
+    expect_log(host, "watching mlx5_0:1", 1);
+    BOOST_TEST(own_uevent_sockets() == 0);
+    vsim("remove mlx5_0");
+    expect_log(host, "verbs device mlx5_0 failed", 1);
+    BOOST_TEST(eventually([] { return own_uevent_sockets() == 1; }));
+    // Away 3.5 s: the backoff's looks at 0.1, 0.3, 0.7, 1.5 and 3.1 s; its
+    // next at 6.3 s.
+    std::this_thread::sleep_for(milliseconds(3500));
+    const auto back = std::chrono::steady_clock::now();
+    add_device("mlx5_0", kNodeGuid, "state=init");
+    expect_log(host, "mlx5_0:1 is back after its device was lost", 1, milliseconds(3000));
+    const long long seen_ms =
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - back).count();
+    BOOST_TEST_MESSAGE("the return was seen " << seen_ms << " ms after it");
+    BOOST_TEST(seen_ms <= 100, "the return was seen " << seen_ms << " ms after it");
+    BOOST_TEST(host.count("the kernel added an RDMA device") >= 1, host.dump());
+    BOOST_TEST(eventually([] { return own_uevent_sockets() == 0; }), "the socket stays open");
+}
+
+// Where no uevent comes (uevent=no: a container with its own network
+// namespace), the reopen backoff still finds the device.
+BOOST_AUTO_TEST_CASE(without_a_uevent_the_backoff_finds_the_return)
+{
+    add_device("mlx5_0", kNodeGuid);
+    FakeHost host;
+    host.set_guid(kPort1Guid);
+    Plugin plugin(host, kOptions.c_str());  // retry_max_ms=200
+    expect_log(host, "watching mlx5_0:1", 1);
+    vsim("remove mlx5_0");
+    expect_log(host, "verbs device mlx5_0 failed", 1);
+    std::this_thread::sleep_for(milliseconds(500));
+    add_device("mlx5_0", kNodeGuid, "state=init uevent=no");
+    expect_log(host, "mlx5_0:1 is back after its device was lost", 1, milliseconds(2000));
+    BOOST_TEST(host.count("the kernel added an RDMA device") == 0, host.dump());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -212,7 +212,7 @@ std::optional<std::string> option(const Args &a, const std::string &key)
 
 Reply cmd_add(const Args &a)
 {
-    check_shape(a, 1, 1, {"node_guid", "ports", "style", "state", "lid"});
+    check_shape(a, 1, 1, {"node_guid", "ports", "style", "state", "lid", "uevent"});
     DeviceSpec spec;
     spec.name = device_name(a);
     if (auto v = option(a, "node_guid"))
@@ -225,6 +225,11 @@ Reply cmd_add(const Args &a)
         spec.state = lookup(a.command, "state", *v, states());
     if (auto v = option(a, "lid"))
         spec.lid = static_cast<uint16_t>(parse_number(a.command, "lid", *v, 0, 0xffff));
+    if (auto v = option(a, "uevent")) {
+        if (*v != "yes" && *v != "no")
+            bad(a.command + ": uevent must be yes or no, not '" + *v + "'");
+        spec.uevent = *v == "yes";
+    }
     return Registry::instance().add(spec);
 }
 

@@ -19,6 +19,7 @@ tests_verbs_sim_libvsim_la_SOURCES = \
 	tests/verbs_sim/registry_control.cpp \
 	tests/verbs_sim/registry_devices.cpp \
 	tests/verbs_sim/registry_events.cpp \
+	tests/verbs_sim/uevent.cpp tests/verbs_sim/uevent.hpp \
 	tests/verbs_sim/registry_queries.cpp \
 	tests/verbs_sim/socket_server.cpp \
 	tests/verbs_sim/socket_server.hpp \

@@ -81,6 +81,7 @@ struct DeviceSpec {
     Style style = Style::mlx5;
     ibv_port_state state = IBV_PORT_ACTIVE;
     std::optional<uint16_t> lid;
+    bool uevent = true;  // announce it as the kernel does (uevent=no: silently)
 };
 
 // Parsed `port` command: only the fields that were given are set.

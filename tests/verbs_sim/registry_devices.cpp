@@ -2,6 +2,7 @@
 // Devices and contexts: adding devices, the device list, open and close, and
 // the pointer lookups that turn API misuse into loud aborts.
 #include "registry.hpp"
+#include "uevent.hpp"
 
 #include "diag.hpp"
 #include "no_destructor.hpp"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <endian.h>
 
@@ -146,7 +148,13 @@ Reply Registry::add(const DeviceSpec &spec)
     char data[96];
     (void)std::snprintf(data, sizeof data, "node_guid=0x%016llx lid=%u",
                         static_cast<unsigned long long>(dev->node_guid), dev->ports[0].lid);
+    const std::string uverbs_name = ib.dev_name;
     devices_.push_back(std::move(dev));
+    // As the kernel does, the uevents once the device is listed. Only with
+    // CAP_NET_ADMIN can a process send them; without, the reply says so
+    // (a test that needs the arrival fails on it, not on a timing).
+    if (spec.uevent && announce_arrival(spec.name, uverbs_name) < 0)
+        return Reply::success(std::string(data) + " uevent_error=" + std::strerror(errno));
     return Reply::success(data);
 }
 
