@@ -442,10 +442,11 @@ static long long now_ms(void)
  * - A reader (OpenSM's receiver, POLLIN on its file): umad2sim must do the
  *   wait (its MADs arrive there) and cannot be woken by anything else, so
  *   the wait is cut into slices of POLL_SLICE_MS and the file looked at
- *   between them, and at the next send timeout due. Measured: the receiver
- *   sees its file die at most 1 ms after the reset (the kernel: at once),
- *   and the slices cost an idle opensm about 1 % of a core; nothing else of
- *   what its threads do changes (a MAD still wakes the wait at once).
+ *   between them, and at the next send timeout due. So the receiver sees
+ *   its file die at most 1 ms after the reset (the kernel: at once); the
+ *   slices cost an idle opensm 1.3 % of a core (measured: 0.13 s of CPU in
+ *   10 s, 0 without this library); nothing else of what its threads do
+ *   changes (a MAD still wakes the wait at once).
  */
 int poll(struct pollfd *set, nfds_t n, int timeout)
 {
