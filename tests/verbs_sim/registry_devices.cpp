@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 #include <cstdlib>
 #include <endian.h>
 
@@ -154,7 +155,8 @@ Reply Registry::add(const DeviceSpec &spec)
     // CAP_NET_ADMIN can a process send them; without, the reply says so
     // (a test that needs the arrival fails on it, not on a timing).
     if (spec.uevent && announce_arrival(spec.name, uverbs_name) < 0)
-        return Reply::success(std::string(data) + " uevent_error=" + std::strerror(errno));
+        return Reply::success(std::string(data) +
+                              " uevent_error=" + std::generic_category().message(errno));
     return Reply::success(data);
 }
 

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 #include "uevent.hpp"
 
-#include <dirent.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -20,25 +18,22 @@ namespace vsim {
 
 namespace {
 
-// Socket inodes of this process's descriptors.
+// Socket inodes of this process's descriptors ("socket:[INODE]" links).
 std::set<unsigned long> own_socket_inodes()
 {
     std::set<unsigned long> inodes;
-    DIR *dir = opendir("/proc/self/fd");
-    if (!dir)
-        return inodes;
-    while (dirent *e = readdir(dir)) {
-        char target[64];
-        const std::string link = std::string("/proc/self/fd/") + e->d_name;
-        ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
-        if (n <= 0)
+    std::error_code ec;
+    for (const auto &e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        std::error_code link_ec;
+        const std::string target = std::filesystem::read_symlink(e.path(), link_ec).string();
+        const std::string prefix = "socket:[";
+        if (link_ec || target.compare(0, prefix.size(), prefix) != 0 || target.back() != ']')
             continue;
-        target[n] = '\0';
-        unsigned long inode = 0;
-        if (std::sscanf(target, "socket:[%lu]", &inode) == 1)
-            inodes.insert(inode);
+        const std::string digits = target.substr(prefix.size(), target.size() - prefix.size() - 1);
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        inodes.insert(std::stoul(digits));
     }
-    closedir(dir);
     return inodes;
 }
 
