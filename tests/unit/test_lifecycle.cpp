@@ -143,6 +143,10 @@ BOOST_AUTO_TEST_CASE(opensm_device_back_under_another_name)
     expect_log(host, "verbs device mlx5_0 is back as mlx5_3");
     expect_log(host, "mlx5_3:1 ACTIVE -> INIT (device opened): link back, heavy sweep requested");
     expect_sweeps(host, 1);
+    // The return's last line (the MAD path check starts), written after the
+    // sweep was requested: the count below starts once it is in.
+    expect_log(host, "mlx5_3:1 is back after its device was lost: checking that OpenSM still "
+                     "receives SMPs");
     // Once back, the old name is not waited for: no more rescans.
     int lines = static_cast<int>(host.lines().size());
     std::this_thread::sleep_for(milliseconds(1000));  // several retry_max periods
