@@ -237,16 +237,12 @@ static int dup_umad(int fd, int cloexec)
 	return copy;
 }
 
-int fcntl(int fd, int cmd, ...)
+/* F_DUPFD and F_DUPFD_CLOEXEC of a umad fd give the double's duplicate. */
+static int fcntl_via(const char *name, int fd, int cmd, void *arg)
 {
-	int (*real)(int, int, ...) = next("fcntl");
-	va_list ap;
-	void *arg;
+	int (*real)(int, int, ...) = next(name);
 	int copy;
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
 	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
 		copy = dup_umad(fd, cmd == F_DUPFD_CLOEXEC);
 		if (copy != -2)
@@ -255,23 +251,27 @@ int fcntl(int fd, int cmd, ...)
 	return real(fd, cmd, arg);
 }
 
-/* Where _FILE_OFFSET_BITS=64 makes fcntl() a call of fcntl64(). */
-int fcntl64(int fd, int cmd, ...)
+int fcntl(int fd, int cmd, ...)
 {
-	int (*real)(int, int, ...) = next("fcntl64");
 	va_list ap;
 	void *arg;
-	int copy;
 
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
-		copy = dup_umad(fd, cmd == F_DUPFD_CLOEXEC);
-		if (copy != -2)
-			return copy;
-	}
-	return real(fd, cmd, arg);
+	return fcntl_via("fcntl", fd, cmd, arg);
+}
+
+/* Where _FILE_OFFSET_BITS=64 makes fcntl() a call of fcntl64(). */
+int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_via("fcntl64", fd, cmd, arg);
 }
 
 int dup(int fd)
