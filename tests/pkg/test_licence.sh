@@ -56,7 +56,7 @@ for f in "${files[@]}"; do
     case $f in
         *.c|*.h|*.cpp|*.hpp|*.sh|*.py|*.mk|*.map|*.supp|*.8) ;;
         Makefile.am|configure.ac|debian/rules|scripts/*|bench/packages|bench/require-packages) ;;
-        tests/with-vsim|tests/vm/build-image|.ci/run) ;;
+        tests/with-vsim|tests/timed|tests/vm/build-image|.ci/run) ;;
         *) continue ;;
     esac
     [ -f "$f" ] || continue

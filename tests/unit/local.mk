@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Unit tests (Boost.Test). Every test binary runs with the verbs simulator
 # preloaded (tests/with-vsim), so verbs calls reach the simulator.
-LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) $(top_srcdir)/tests/with-vsim
+LOG_COMPILER = $(top_srcdir)/tests/timed env abs_top_builddir=$(abs_top_builddir) $(top_srcdir)/tests/with-vsim
 TEST_EXTENSIONS = .sh
-SH_LOG_COMPILER = env abs_top_builddir=$(abs_top_builddir) abs_top_srcdir=$(abs_top_srcdir) bash
-EXTRA_DIST += tests/with-vsim
+SH_LOG_COMPILER = $(top_srcdir)/tests/timed env abs_top_builddir=$(abs_top_builddir) abs_top_srcdir=$(abs_top_srcdir) bash
+EXTRA_DIST += tests/with-vsim tests/timed
 # Sanitizer builds: the runtime to preload ahead of instrumented libraries
 # loaded into uninstrumented programs (empty otherwise). OPENSM: the opensm
 # the tests run, the one configure built the plugin for (--with-opensm).
