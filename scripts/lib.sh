@@ -132,6 +132,34 @@ pw_snapshot_source() {
     fi
 }
 
+# pw_test_jobs: how many tests make check runs side by side (make -jN
+# check): PW_TEST_JOBS, else twice the number of cores. Most tests wait on
+# opensm's sweeps and the plugin's timers, not on the CPU (scripts/test-times
+# shows each test's wall and CPU time), and each has its own work dir, ibsim
+# socket and simulator socket.
+pw_test_jobs() {
+    echo "${PW_TEST_JOBS:-$(( 2 * $(nproc 2>/dev/null || echo 2) ))}"
+}
+
+# pw_copy_autotools_output TOP DIR: if TOP holds a configure newer than its
+# inputs (configure.ac, m4/*.m4) and a Makefile.in newer than its own
+# (Makefile.am, the *.mk files), copy them with aclocal.m4, build-aux/ and
+# m4/ into DIR (a copy of TOP's sources from pw_snapshot_source) and return
+# 0; else return 1, and the caller runs autoreconf in DIR. An autoreconf
+# costs about a minute of CPU; the output it would write is the one TOP has.
+pw_copy_autotools_output() {
+    local top=$1 dir=$2
+    [ -f "$top/configure" ] && [ -f "$top/Makefile.in" ] || return 1
+    if [ -n "$(find "$top/configure.ac" "$top/m4" -newer "$top/configure" -print -quit 2>/dev/null)" ] ||
+        [ -n "$(find "$top" \( -path "$top/_build" -o -path "$top/.git" \) -prune \
+            -o \( -name Makefile.am -o -name '*.mk' \) -newer "$top/Makefile.in" -print -quit)" ]; then
+        return 1
+    fi
+    # shellcheck disable=SC2046  # Makefile.in paths have no blanks
+    (cd "$top" && tar -cf - configure aclocal.m4 build-aux m4 \
+        $(find . \( -path ./_build -o -path ./.git \) -prune -o -name Makefile.in -print)) | tar -xf - -C "$dir"
+}
+
 # pw_osm_version FILE: the first "OpenSM X.Y.Z" string in FILE (an opensm
 # executable or a plugin built for one), empty if none. awk reads all of
 # strings' output, so no SIGPIPE fails the pipeline under pipefail.

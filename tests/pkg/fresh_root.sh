@@ -32,7 +32,12 @@
 # (a chroot has no systemd). The project is a git clone of this checkout's
 # HEAD. Roots live in a work directory removed at the end (PW_KEEP=1 keeps
 # it); PW_FRESH_CACHE=DIR keeps a pristine debootstrap per release there
-# for the next run. Root only; needs debootstrap and network access to
+# for the next run, and the .debs apt downloaded in a route of that release
+# for the next route (as a caching proxy would: the same packages are
+# installed, only not fetched twice; an empty root gets them from a copy,
+# not from the root before). dpkg in the root skips its fsync calls
+# (force-unsafe-io, as Debian's own build chroots do): a throwaway root
+# needs no crash safety, and the packages installed are the same. Root only; needs debootstrap and network access to
 # deb.debian.org (PW_DEBIAN_MIRROR).
 set -euo pipefail
 release=${1:-} route=${2:-}
@@ -42,6 +47,16 @@ name="fresh_root $release $route"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 mirror=${PW_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 fail() { echo "FAIL: $name: $*"; exit 1; }
+# A failed route's log: first the lines that say what failed (automake's
+# FAIL/ERROR lines, Boost.Test's and the shell tests' assertion text), which a
+# long dump before the end would push out of its tail, then the tail.
+show_failure() {
+    echo "---- $name: what failed, from the route's log:"
+    grep -a -E '^(FAIL|ERROR|XPASS)[: ]|error: in "|fatal error: in "|^FAIL: |^make(\[[0-9]+\])?: \*\*\*' "$1" \
+        | head -n 60 || true
+    echo "---- $name: the last 40 lines of the route's log:"
+    tail -n 40 "$1"
+}
 log() { echo "[$(( SECONDS ))s] $name: $*"; }
 [ "$(id -u)" = 0 ] || fail "needs root (debootstrap, chroot)"
 command -v debootstrap >/dev/null || fail "debootstrap not found: install the Debian package debootstrap"
@@ -81,6 +96,10 @@ else
     if [ -n "$cache" ]; then mkdir -p "$cache" && tar -cf "$cache/$release.tar" -C "$root" .; fi
 fi
 log "fresh $release root in $(( SECONDS - t0 )) s ($(chroot "$root" dpkg-query -W -f='.\n' | wc -l) packages)"
+printf 'force-unsafe-io\n' >"$root/etc/dpkg/dpkg.cfg.d/90pw-unsafe-io"
+if [ -n "$cache" ] && [ -d "$cache/$release-debs" ]; then
+    find "$cache/$release-debs" -maxdepth 1 -name '*.deb' -exec cp -t "$root/var/cache/apt/archives/" {} +
+fi
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 755 "$root/usr/sbin/policy-rc.d"
 printf 'APT::Get::Assume-Yes "true";\n' >"$root/etc/apt/apt.conf.d/90assume-yes"
@@ -113,21 +132,25 @@ fi
 t0=$SECONDS
 if ! chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         PW_CHECK_FRESH_ROOTS=$fresh_roots ${osm_sources:+PW_OPENSM_SOURCES=$osm_sources} bash /root/route.sh >"$work/route.log" 2>&1; then
-    tail -n 40 "$work/route.log"
+    show_failure "$work/route.log"
     fail "the README's $route route failed in a fresh $release root"
 fi
 log "route done in $(( SECONDS - t0 )) s"
+if [ -n "$cache" ]; then
+    mkdir -p "$cache/$release-debs"
+    find "$root/var/cache/apt/archives" -maxdepth 1 -name '*.deb' -exec cp -n -t "$cache/$release-debs/" {} +
+fi
 if [ "$route" = check ]; then
     grep -a -E '^check: ' "$work/route.log" | sed 's/^/[check] /'
     tail -n 1 "$work/route.log" | grep -aqE '^check: [0-9]+ passed, 0 failed$' \
-        || { tail -n 40 "$work/route.log"; fail "scripts/check did not end with 'check: N passed, 0 failed'"; }
+        || { show_failure "$work/route.log"; fail "scripts/check did not end with 'check: N passed, 0 failed'"; }
     echo "PASS: $name: the README's scripts/check passes on a fresh $release root"
     exit 0
 fi
 if [ "$route" = demo ]; then
     grep -a -A1 '^portwatch swept at once both times' "$work/route.log" | sed 's/^/[demo] /'
     grep -aq '^portwatch swept at once both times' "$work/route.log" \
-        || { tail -n 40 "$work/route.log"; fail "the demo did not report portwatch's sweeps"; }
+        || { show_failure "$work/route.log"; fail "the demo did not report portwatch's sweeps"; }
     # It installed opensm: no subnet manager may start at the next boot.
     if [ -e "$root/etc/systemd/system/multi-user.target.wants/opensm.service" ] ||
         ls "$root"/etc/rc[2-5].d/S*opensm >/dev/null 2>&1; then

@@ -20,7 +20,10 @@
 //
 // Seeds: PW_MODEL_SEED=N replays one lifecycle (its steps are printed on
 // failure); PW_MODEL_FIRST and PW_MODEL_LIFECYCLES choose a range (default
-// seeds 1..1000, what make check runs). The generator uses its own integer
+// seeds 1..1000, what make check runs); PW_MODEL_PART=K/N runs the K-th of
+// N equal parts of that range (make check runs four side by side:
+// tests/unit/test_model_part.sh; a lifecycle mostly waits, 0.3 s of CPU
+// in 10 s). The generator uses its own integer
 // arithmetic on std::mt19937_64, whose output the standard fixes, so a seed
 // means the same steps everywhere.
 #define BOOST_TEST_MODULE portwatch_model
@@ -675,6 +678,16 @@ BOOST_AUTO_TEST_CASE(device_lifecycles_against_the_model)
     if (first == 0) {
         first = env_long("PW_MODEL_FIRST", 1);
         count = env_long("PW_MODEL_LIFECYCLES", 1000);
+        long part = 0, parts = 0;
+        if (const char *p = std::getenv("PW_MODEL_PART")) {
+            BOOST_REQUIRE_MESSAGE(std::sscanf(p, "%ld/%ld", &part, &parts) == 2 && parts > 0 &&
+                                      part >= 1 && part <= parts,
+                                  "PW_MODEL_PART='" << p << "': want K/N, 1 <= K <= N");
+            // Part K: seeds [first + (K-1)*count/N, first + K*count/N).
+            long lo = first + (part - 1) * count / parts, hi = first + part * count / parts;
+            first = lo;
+            count = hi - lo;
+        }
     }
     BOOST_TEST_MESSAGE("model: seeds " << first << ".." << first + count - 1);
     Stats stats;
