@@ -17,16 +17,12 @@ CLEANFILES += $(pw_coverage_json)
 # make coverage-report reads the counters the tests left (gcovr) and writes
 # the report: scripts/check-sanitizers runs the tests once in a build
 # configured with both address,undefined and coverage, then this.
-pw_coverage_tests = tests=; for t in $(TESTS); do \
-		case " $(pw_coverage_skip) " in *" $$t "*) ;; *) tests="$$tests $$t" ;; esac; \
-	done
-print-coverage-tests:
-	@$(pw_coverage_tests); echo $$tests
-.PHONY: print-coverage-tests
 if PW_COVERAGE
 coverage:
 	find . -name '*.gcda' -delete
-	$(pw_coverage_tests); \
+	tests=; for t in $(TESTS); do \
+		case " $(pw_coverage_skip) " in *" $$t "*) ;; *) tests="$$tests $$t" ;; esac; \
+	done; \
 	status=0; $(MAKE) $(AM_MAKEFLAGS) check TESTS="$$tests" || status=$$?; \
 	$(MAKE) $(AM_MAKEFLAGS) coverage-report || exit 1; \
 	exit $$status
