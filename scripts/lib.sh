@@ -155,9 +155,17 @@ pw_copy_autotools_output() {
             -o \( -name Makefile.am -o -name '*.mk' \) -newer "$top/Makefile.in" -print -quit)" ]; then
         return 1
     fi
-    # shellcheck disable=SC2046  # Makefile.in paths have no blanks
-    (cd "$top" && tar -cf - configure aclocal.m4 build-aux m4 \
-        $(find . \( -path ./_build -o -path ./.git \) -prune -o -name Makefile.in -print)) | tar -xf - -C "$dir"
+    local ins
+    ins=$(cd "$top" && find . \( -path ./_build -o -path ./.git \) -prune -o -name Makefile.in -print)
+    # shellcheck disable=SC2086  # Makefile.in paths have no blanks
+    (cd "$top" && tar -cf - configure aclocal.m4 build-aux m4 $ins) | tar -xf - -C "$dir"
+    # The copy's sources are newer than TOP's output (they were copied
+    # later): without new times, make would run aclocal, automake, autoconf
+    # and configure again (as much CPU as the autoreconf saved). Each touch
+    # comes after the one before, so m4/ <= aclocal.m4 <= configure,
+    # Makefile.in, and all of them >= the sources copied before.
+    # shellcheck disable=SC2086
+    (cd "$dir" && touch m4/* build-aux/* && touch aclocal.m4 && touch configure $ins)
 }
 
 # pw_osm_version FILE: the first "OpenSM X.Y.Z" string in FILE (an opensm
