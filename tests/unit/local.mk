@@ -18,6 +18,14 @@ PW_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/verbs_sim $(BOOST_CPPFLA
 	$(IBVERBS_CFLAGS) -DBOOST_TEST_DYN_LINK
 PW_TEST_LDADD = plugin/libportwatch_core.la $(BOOST_LDFLAGS) $(BOOST_UNIT_TEST_FRAMEWORK_LIB) -ldl
 
+# The stand-in for OpenSM's side that most test programs share, compiled
+# once: as a source of each program (with the programs' own flags) it was
+# compiled once per program, seven times per build.
+check_LTLIBRARIES += tests/unit/libfakehost.la
+tests_unit_libfakehost_la_SOURCES = tests/unit/fake_host.cpp tests/unit/fake_host.hpp
+tests_unit_libfakehost_la_CPPFLAGS = $(PW_TEST_CPPFLAGS)
+PW_FAKE_HOST_LDADD = tests/unit/libfakehost.la $(PW_TEST_LDADD)
+
 # Pure pipeline stages: options, port tracker, policy, telemetry, the log
 # window, the metrics text and file.
 check_PROGRAMS += tests/unit/test_logic
@@ -39,38 +47,38 @@ tests_unit_test_logic_LDADD = $(PW_TEST_LDADD)
 check_PROGRAMS += tests/unit/test_monitor
 TESTS += tests/unit/test_monitor
 tests_unit_test_monitor_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/parsed_options.hpp tests/unit/test_monitor.cpp
 tests_unit_test_monitor_CPPFLAGS = $(PW_TEST_CPPFLAGS)
-tests_unit_test_monitor_LDADD = $(PW_TEST_LDADD)
+tests_unit_test_monitor_LDADD = $(PW_FAKE_HOST_LDADD)
 
 # Fault injection through the verbs simulator, against the C entry points.
 check_PROGRAMS += tests/unit/test_faults
 TESTS += tests/unit/test_faults
 tests_unit_test_faults_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/core_plugin.hpp tests/unit/test_faults.cpp
 tests_unit_test_faults_CPPFLAGS = $(PW_TEST_CPPFLAGS)
-tests_unit_test_faults_LDADD = $(PW_TEST_LDADD)
+tests_unit_test_faults_LDADD = $(PW_FAKE_HOST_LDADD)
 
 # Device lifecycles and outcome checks: one case per failure found in review.
 check_PROGRAMS += tests/unit/test_lifecycle
 TESTS += tests/unit/test_lifecycle
 tests_unit_test_lifecycle_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/core_plugin.hpp tests/unit/test_lifecycle.cpp
 tests_unit_test_lifecycle_CPPFLAGS = $(PW_TEST_CPPFLAGS)
-tests_unit_test_lifecycle_LDADD = $(PW_TEST_LDADD)
+tests_unit_test_lifecycle_LDADD = $(PW_FAKE_HOST_LDADD)
 
 # Operating it: the log window in a storm, the syslog lines, the metrics file.
 check_PROGRAMS += tests/unit/test_operate
 TESTS += tests/unit/test_operate
 tests_unit_test_operate_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/core_plugin.hpp tests/unit/temp_dir.hpp tests/unit/parsed_options.hpp \
 	tests/unit/test_operate.cpp
 tests_unit_test_operate_CPPFLAGS = $(PW_TEST_CPPFLAGS)
-tests_unit_test_operate_LDADD = $(PW_TEST_LDADD)
+tests_unit_test_operate_LDADD = $(PW_FAKE_HOST_LDADD)
 
 # Model-based randomized device lifecycles (seeds 1..1000; see the file),
 # run in four parts side by side (test_model_part.sh: they mostly wait).
@@ -80,20 +88,20 @@ pw_model_parts = tests/unit/test_model_1of4.sh tests/unit/test_model_2of4.sh \
 TESTS += $(pw_model_parts)
 EXTRA_DIST += $(pw_model_parts) tests/unit/test_model_part.sh
 tests_unit_test_model_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/core_plugin.hpp tests/unit/test_model.cpp
 tests_unit_test_model_CPPFLAGS = $(PW_TEST_CPPFLAGS)
-tests_unit_test_model_LDADD = $(PW_TEST_LDADD)
+tests_unit_test_model_LDADD = $(PW_FAKE_HOST_LDADD)
 
 # The device stages on their own (VerbsDevice, Devices, PortResolver) and
 # the name tables, on the simulator without the event thread.
 check_PROGRAMS += tests/unit/test_verbs
 TESTS += tests/unit/test_verbs
 tests_unit_test_verbs_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/test_verbs.cpp
 tests_unit_test_verbs_CPPFLAGS = $(PW_TEST_CPPFLAGS)
-tests_unit_test_verbs_LDADD = $(PW_TEST_LDADD)
+tests_unit_test_verbs_LDADD = $(PW_FAKE_HOST_LDADD)
 
 # The layout guard of the C glue. C, not C++ (OpenSM's headers are not
 # C++): the glue is compiled in, with test doubles for opensm and the core.
@@ -107,7 +115,7 @@ tests_unit_test_glue_guard_LDADD = $(UMAD_LIBS)
 check_PROGRAMS += tests/unit/test_device_reset
 TESTS += tests/unit/test_device_reset
 tests_unit_test_device_reset_SOURCES = \
-	tests/unit/fake_host.cpp tests/unit/fake_host.hpp tests/unit/expect.hpp \
+	tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/core_plugin.hpp tests/unit/temp_dir.hpp tests/unit/test_device_reset.cpp
 tests_unit_test_device_reset_CPPFLAGS = $(PW_TEST_CPPFLAGS)
-tests_unit_test_device_reset_LDADD = $(PW_TEST_LDADD)
+tests_unit_test_device_reset_LDADD = $(PW_FAKE_HOST_LDADD)
