@@ -825,7 +825,7 @@ wait_log() {
 # patterns the tests use. A line counts once its newline is written (awk
 # also matched a line still being written).
 wait_log_soft() {
-    local f=$1 re=$2 tmo=$3 after=${4:-0} t_end alive fd= part= n=0 i k line
+    local f=$1 re=$2 tmo=$3 after=${4:-0} t_end alive fd='' part='' n=0 i k line
     local -a chunk
     re=${re//\\\\/\\}
     pw__s_to_us "$tmo"; pw__now
