@@ -81,12 +81,12 @@ tests_unit_test_operate_CPPFLAGS = $(PW_TEST_CPPFLAGS)
 tests_unit_test_operate_LDADD = $(PW_FAKE_HOST_LDADD)
 
 # Model-based randomized device lifecycles (seeds 1..1000; see the file),
-# run in four parts side by side (test_model_part.sh: they mostly wait).
+# run as twelve processes side by side by one test (test_model.sh: they
+# mostly wait).
 check_PROGRAMS += tests/unit/test_model
-pw_model_parts = tests/unit/test_model_1of4.sh tests/unit/test_model_2of4.sh \
-	tests/unit/test_model_3of4.sh tests/unit/test_model_4of4.sh
-TESTS += $(pw_model_parts)
-EXTRA_DIST += $(pw_model_parts) tests/unit/test_model_part.sh
+pw_model_test = tests/unit/test_model.sh
+TESTS += $(pw_model_test)
+EXTRA_DIST += $(pw_model_test)
 tests_unit_test_model_SOURCES = \
 	tests/unit/fake_host.hpp tests/unit/expect.hpp \
 	tests/unit/core_plugin.hpp tests/unit/test_model.cpp

@@ -21,9 +21,9 @@
 // Seeds: PW_MODEL_SEED=N replays one lifecycle (its steps are printed on
 // failure); PW_MODEL_FIRST and PW_MODEL_LIFECYCLES choose a range (default
 // seeds 1..1000, what make check runs); PW_MODEL_PART=K/N runs the K-th of
-// N equal parts of that range (make check runs four side by side:
-// tests/unit/test_model_part.sh; a lifecycle mostly waits, 0.3 s of CPU
-// in 10 s). The generator uses its own integer
+// N equal parts of that range (make check runs twelve side by side:
+// tests/unit/test_model.sh; a lifecycle mostly waits, 0.3 s of CPU in
+// 10 s). The generator uses its own integer
 // arithmetic on std::mt19937_64, whose output the standard fixes, so a seed
 // means the same steps everywhere.
 #define BOOST_TEST_MODULE portwatch_model
