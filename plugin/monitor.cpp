@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <boost/thread/thread.hpp>
+
 namespace portwatch {
 
 namespace {
@@ -54,7 +56,7 @@ Monitor::~Monitor()
 
 void Monitor::start()
 {
-    thread_ = boost::thread([this] { run(); });
+    thread_ = std::make_unique<boost::thread>([this] { run(); });
 }
 
 void Monitor::stop()
@@ -64,8 +66,8 @@ void Monitor::stop()
     stopped_ = true;
     stopping_ = true;
     wakeup_.signal();
-    if (thread_.joinable())
-        thread_.join();
+    if (thread_ && thread_->joinable())
+        thread_->join();
     summarise(Clock::now(), true);  // what the last window counted is not lost
     // A stopped plugin has no state to show - unless it stopped OpenSM for a
     // dead MAD path: then the file keeps saying so (portwatch_mad_path_dead
