@@ -141,6 +141,18 @@ pw_test_jobs() {
     echo "${PW_TEST_JOBS:-$(( 2 * $(nproc 2>/dev/null || echo 2) ))}"
 }
 
+# pw_check_build_flags: the compiler flags the check's own builds of the
+# plugin and its tests configure with (scripts/check's build and distcheck,
+# the OpenSM-version and clang builds), one VAR=VALUE per line: -O2 without -g, for
+# CFLAGS and CXXFLAGS that the environment does not set. -g changes nothing
+# GCC generates, only what a debugger sees, and without it a build takes
+# about a quarter less CPU (the check programs: 155 CPU-s with -g, 117
+# without; the plugin: 46 and 38). The packages build with their own flags.
+pw_check_build_flags() {
+    [ -n "${CFLAGS+set}" ] || echo CFLAGS=-O2
+    [ -n "${CXXFLAGS+set}" ] || echo CXXFLAGS=-O2
+}
+
 # pw_copy_autotools_output TOP DIR: if TOP holds a configure newer than its
 # inputs (configure.ac, m4/*.m4) and a Makefile.in newer than its own
 # (Makefile.am, the *.mk files), copy them with aclocal.m4, build-aux/ and
