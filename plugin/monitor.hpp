@@ -45,8 +45,8 @@
 #include "wakeup.hpp"
 
 // The event thread is a Boost.Thread held through a pointer: only
-// monitor.cpp includes Boost.Thread's header, which costs about 1.6 s of
-// compiling in every file that includes it (eight more here).
+// monitor.cpp includes Boost.Thread's header, which costs 1.2-1.7 s of
+// compiling in each file that includes it (eight others include this one).
 namespace boost {
 class thread;
 }

@@ -143,11 +143,12 @@ pw_test_jobs() {
 
 # pw_check_build_flags: the compiler flags the check's own builds of the
 # plugin and its tests configure with (scripts/check's build and distcheck,
-# the OpenSM-version and clang builds), one VAR=VALUE per line: -O2 without -g, for
-# CFLAGS and CXXFLAGS that the environment does not set. -g changes nothing
-# GCC generates, only what a debugger sees, and without it a build takes
-# about a quarter less CPU (the check programs: 155 CPU-s with -g, 117
-# without; the plugin: 46 and 38). The packages build with their own flags.
+# the OpenSM-version and clang builds), one VAR=VALUE per line: -O2 without
+# -g, for CFLAGS and CXXFLAGS that the environment does not set. -g changes
+# nothing GCC generates, only what a debugger sees, and without it a build
+# takes about a quarter less CPU (the check programs: 155 CPU-s with -g,
+# 117 without; the plugin: 46 and 38). The packages build with their own
+# flags.
 pw_check_build_flags() {
     [ -n "${CFLAGS+set}" ] || echo CFLAGS=-O2
     [ -n "${CXXFLAGS+set}" ] || echo CXXFLAGS=-O2
