@@ -20,36 +20,28 @@ case $total in ''|*[!0-9]*|0) echo "model.sh: LIFECYCLES is a positive whole num
 first=${PW_SEED:-$(( 1001 + ($(date +%s) % 100000) * 100 + RANDOM % 100 ))}
 shards=$(( $(nproc 2>/dev/null || echo 2) * 4 ))
 [ "$shards" -ge 8 ] || shards=8
-chunk=$(( (total + shards - 1) / shards ))
 
 make -s -C "$build" tests/unit/test_model >/dev/null || { echo "model.sh: cannot build tests/unit/test_model" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/pw-model.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
 echo "model.sh: $total lifecycles, seeds $first..$(( first + total - 1 )), $shards shards (PW_SEED=$first repeats this run)"
-pids=()
-for (( i = 0; i < shards; i++ )); do
-    from=$(( first + i * chunk ))
-    n=$(( total - i * chunk )); [ "$n" -le "$chunk" ] || n=$chunk
-    [ "$n" -gt 0 ] || break
-    PW_MODEL_FIRST=$from PW_MODEL_LIFECYCLES=$n \
-        abs_top_builddir=$build "$srcdir/tests/with-vsim" "$build/tests/unit/test_model" \
-        >"$work/shard.$i" 2>&1 &
-    pids+=($!)
-done
+# The shards are make check's own runner's parts (tests/unit/test_model.sh,
+# PW_MODEL_PROCS): equal parts of the seeds, one process each.
+rc=0
+PW_MODEL_FIRST=$first PW_MODEL_LIFECYCLES=$total PW_MODEL_PROCS=$shards abs_top_builddir=$build \
+    bash "$srcdir/tests/unit/test_model.sh" >"$work/out" 2>&1 || rc=$?
 fail=0
-for i in "${!pids[@]}"; do
-    if wait "${pids[$i]}"; then
-        grep '^model:' "$work/shard.$i"
-    else
-        fail=1
-        echo "model.sh: shard $i failed:"
-        cat "$work/shard.$i"
-    fi
-done
+if [ "$rc" = 0 ]; then
+    grep '^model:' "$work/out"
+else
+    fail=1
+    echo "model.sh: a shard failed (exit $rc):"
+    cat "$work/out"
+fi
 if [ "$fail" = 0 ]; then
     # One line over all shards: the slowest recovery and where it was.
-    sed -n 's/^model: \([0-9]*\) lifecycles.*slowest recovery \([0-9.]*\) ms (seed \([0-9]*\)).*/\1 \2 \3/p' "$work"/shard.* |
+    sed -n 's/^model: \([0-9]*\) lifecycles.*slowest recovery \([0-9.]*\) ms (seed \([0-9]*\)).*/\1 \2 \3/p' "$work/out" |
         awk -v t="$total" '{ n += $1; if ($2 > s) { s = $2; seed = $3 } }
              END { printf "model.sh: %d of %d lifecycles, 0 violations; slowest recovery %.1f ms (seed %d)\n", n, t, s, seed;
                    exit (n == t ? 0 : 1) }' || fail=1
