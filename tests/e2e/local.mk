@@ -23,9 +23,16 @@ e2e_tests = \
 	tests/e2e/test_bad_input.sh \
 	tests/e2e/test_stock_baseline.sh
 TESTS += $(e2e_tests)
+# The shipped alert rules on a real Prometheus and Alertmanager: make check
+# only, not in the sanitizer builds (print-e2e-tests), whose test_metrics and
+# test_reset_restart run the same plugin paths (the metrics file, a reset).
+TESTS += tests/e2e/test_alerts.sh
 EXTRA_DIST += $(e2e_tests) \
+	tests/e2e/test_alerts.sh \
 	tests/e2e/lib.sh \
 	tests/e2e/node_exporter.sh \
+	tests/e2e/alerting.sh \
+	tests/e2e/webhook_receiver.pl \
 	tests/e2e/device_reset.sh \
 	tests/e2e/ibsim_host \
 	tests/e2e/net.two-subnets \

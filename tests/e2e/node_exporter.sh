@@ -37,7 +37,7 @@ ne_start() {
 }
 
 ne_stop() {
-    if [ -n "$NE_PID" ]; then kill "$NE_PID" 2>/dev/null; wait "$NE_PID" 2>/dev/null; fi
+    if [ -n "$NE_PID" ]; then kill "$NE_PID" 2>/dev/null; wait "$NE_PID" 2>/dev/null || true; fi
     NE_PID=
     return 0
 }

@@ -3,7 +3,7 @@
 # The metrics file with the real parts: Debian's prometheus-node-exporter
 # serves portwatch.metrics_file through its textfile collector while the SM's
 # link bounces inside stock opensm, and promtool (Debian's prometheus)
-# accepts both the file and the README's example alert rules.
+# accepts the file.
 #
 # Set-up: net.2sw2path4hca, stock opensm on Hca1 with sweep_interval 0, the
 # verbs simulator (mlx5), event_plugin_options "portwatch.holdoff_ms=100
@@ -17,8 +17,7 @@
 # ReLink, mirrored in the simulator) /metrics shows link_lost and link_back
 # transitions, a requested sweep, one subnet_up observation in the reaction
 # histogram, a link-back timestamp and the port ACTIVE again; the file is
-# mode 0644; `promtool check metrics` accepts it; `promtool check rules`
-# accepts the rules in README's Monitoring section; the file is gone once
+# mode 0644; `promtool check metrics` accepts it; the file is gone once
 # opensm has stopped.
 set -euo pipefail
 PW_TEST_NAME=${PW_TEST_NAME:-test_metrics}
@@ -77,17 +76,9 @@ ne_wait 'portwatch_last_recovery_seconds' 'v > 0 && v < 60' 1
 ne_wait 'portwatch_sm_state' 'v == 3' 1
 pw_log "after the bounce: subnet_up observations $(ne_value 'portwatch_reaction_seconds_count{stage="subnet_up"}'), sum $(ne_value 'portwatch_reaction_seconds_sum{stage="subnet_up"}') s; recovery $(ne_value portwatch_last_recovery_seconds) s"
 
-# ---- promtool: the file, and the README's alert rules.
+# ---- promtool: the file (the rule file: tests/monitoring/test_alert_rules.sh).
 out=$(promtool check metrics <"$PROM" 2>&1) || pw_fail "promtool check metrics rejects the file: $out"
 [ -z "$out" ] || pw_fail "promtool check metrics has remarks: $out"
-RULES=$PW_DIR/portwatch.rules.yml
-awk '/^Example alert rules/ { on = 1; next }
-     on && /^[^ ]/ { exit }
-     on { sub(/^    /, ""); print }' "$PW_SRCDIR/README" >"$RULES"
-grep -q 'alert: SMPortNotActive' "$RULES" && grep -q 'alert: OpenSMDeafAfterDeviceReset' "$RULES" \
-    || pw_fail "no example alert rules found in README"
-out=$(promtool check rules "$RULES" 2>&1) || pw_fail "promtool check rules rejects README's rules: $out"
-pw_log "promtool: $(tail -n 1 <<<"$out")"
 
 osm_stop_clean
 [ ! -e "$PROM" ] || pw_fail "the metrics file is still there after opensm stopped"

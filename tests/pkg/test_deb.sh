@@ -9,8 +9,10 @@
 #   2. lintian on the result: no error (warnings are printed);
 #   3. the .deb: libportwatch.so in the multiarch library directory, no .la,
 #      portwatch-conf, both man pages, opensm.conf.sample and README in
-#      /usr/share/doc/opensm-portwatch; Depends is the upstream version range
-#      of the libopensm-dev it was built with (any Debian revision), the
+#      /usr/share/doc/opensm-portwatch, the Prometheus rule file (the same
+#      as monitoring/portwatch.rules.yml) in /usr/share/portwatch; Depends is
+#      the upstream version range of the libopensm-dev it was built with (any
+#      Debian revision), the
 #      package version names it (+osmX.Y.Z), the installed opensm is it; the
 #      plugin's osm_version string is the installed opensm's; the package
 #      version is configure.ac's;
@@ -187,6 +189,10 @@ has '-rw-r--r--' "$DOCDIR/README(.gz)?" "README"
 has '-rw-r--r--' "$DOCDIR/copyright" "copyright"
 DROPIN=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)/opensm@.service.d/portwatch-restart.conf
 has '-rw-r--r--' "$DROPIN" "systemd drop-in for opensm@.service"
+has '-rw-r--r--' /usr/share/portwatch/portwatch.rules.yml "Prometheus rule file"
+dpkg-deb --fsys-tarfile "$DEB" | tar -xOf - ./usr/share/portwatch/portwatch.rules.yml \
+    | cmp -s - "$PW_SRCDIR/monitoring/portwatch.rules.yml" \
+    || pw_fail "the .deb's portwatch.rules.yml differs from monitoring/portwatch.rules.yml"
 ! grep -q '\.la$' "$PW_DIR/contents" || pw_fail "the .deb ships a libtool .la file"
 ! grep -q '/usr/share/doc/portwatch/' "$PW_DIR/contents" || pw_fail "the .deb uses /usr/share/doc/portwatch instead of $DOCDIR"
 

@@ -16,7 +16,8 @@
 #      (1.osmX.Y.Z), Version is configure.ac's; libportwatch.so in
 #      /usr/lib64 (%{_libdir}, where opensm's dlopen finds it), no .la,
 #      portwatch-conf, both man pages, README and opensm.conf.sample in the
-#      doc directory, COPYING as the licence; the plugin's osm_version string
+#      doc directory, the Prometheus rule file in /usr/share/portwatch,
+#      COPYING as the licence; the plugin's osm_version string
 #      is $OPENSM's;
 #   3. installs it with rpm into a private root (rpm --root; nothing outside
 #      the test's directory is touched), enables the plugin with the
@@ -111,6 +112,7 @@ has '/usr/share/man/man8/portwatch-conf.8(\.gz)?' "portwatch-conf(8)"
 has "/usr/share/doc/$PKG/README" "README"
 has "/usr/share/doc/$PKG/opensm.conf.sample" "opensm.conf.sample"
 has /usr/lib/systemd/system/opensm.service.d/portwatch-restart.conf "systemd drop-in for opensm.service"
+has /usr/share/portwatch/portwatch.rules.yml "Prometheus rule file"
 ! grep -q '\.la$' "$PW_DIR/contents" || pw_fail "the .rpm ships a libtool .la file"
 lic=$(rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$RPM" 2>/dev/null | awk '$2 ~ /l/ { print $1 }')
 [[ $lic == */COPYING ]] || pw_fail "COPYING is not marked as the licence (%license): '$lic'"
