@@ -32,8 +32,8 @@
 #      resolved. The same reset again: opensm runs on, deaf, and Alertmanager
 #      sends PortwatchOpenSMDeafAfterDeviceReset firing; opensm stopped on
 #      purpose (SIGTERM): the file removed, the alert resolved.
-# No other alert is sent (PortwatchSMPortNotActive may fire again after the
-# reset: the file left behind says the port is not ACTIVE, and no SM runs).
+# No other alert is sent, and PortwatchSMPortNotActive only for the link held
+# down (not while the MAD path is dead: the device reset alerts say that).
 # Every alert Alertmanager sent is printed. At the end the three servers are
 # stopped and gone.
 set -euo pipefail
@@ -153,6 +153,8 @@ al_received | cut -f1-5 | sed 's/^/    /'
 others=$(al_received | cut -f2 | grep -v -x -e PortwatchSMPortNotActive \
     -e PortwatchOpenSMNotRestartedAfterDeviceReset -e PortwatchOpenSMDeafAfterDeviceReset || true)
 [ -z "$others" ] || pw_fail "Alertmanager sent alerts that should not fire: $(sort -u <<<"$others" | tr '\n' ' ')"
+n=$(al_received | awk -F'\t' '$1 == "firing" && $2 == "PortwatchSMPortNotActive"' | wc -l)
+[ "$n" = 1 ] || pw_fail "PortwatchSMPortNotActive fired $n times, expected once (the link held down)"
 al_received | awk -F'\t' '$1 == "firing" && !seen[$2]++ { print "description of " $2 ": " $6 }' | sed 's/^/    /'
 
 # ---- nothing left running.
