@@ -11,7 +11,8 @@
 #     a description; alert names are CamelCase, recording rules are named
 #     level:metric:operations;
 #   - every portwatch_ metric the rules read is one README's Monitoring
-#     section lists and plugin/metrics.cpp writes;
+#     section lists and plugin/metrics.cpp writes; README's table lists every
+#     alert, README and portwatch(8) name the installed file;
 #   - every alert has unit tests in tests/monitoring/portwatch_rules_test.yml
 #     that expect it to fire and that expect it silent;
 #   - promtool test rules passes those tests (firing, not firing for a single
@@ -65,6 +66,16 @@ while read -r m; do
     grep -qx "$m" <<<"$readme_metrics" || fail "the rules read $m, which README's Monitoring section does not list"
     grep -q "\"$m\"" "$srcdir/plugin/metrics.cpp" || fail "the rules read $m, which plugin/metrics.cpp does not write"
 done <<<"$read_metrics"
+
+# README lists every alert, and README and portwatch(8) name the path the
+# packages install the file at (tests/pkg/test_deb.sh, test_rpm.sh check it).
+for a in $alerts; do
+    grep -qE "^    $a +(critical|warning) " "$srcdir/README" || fail "README's alert table does not list $a"
+done
+for doc in README docs/portwatch.8; do
+    grep -q '/usr/share/portwatch/portwatch\.rules\.yml' "$srcdir/$doc" \
+        || fail "$doc does not name /usr/share/portwatch/portwatch.rules.yml"
+done
 
 # Every alert tested both ways: an eval with exp_labels and one with exp_alerts: [].
 tested=$(awk '
