@@ -28,21 +28,6 @@ AL_HOOK_FILE=
 AL_BODY=
 AL_MATCH=
 
-# al__serve NAME LOG READY_RE CMD...: CMD with --web.listen-address on a free
-# loopback port (tried up to 5 times); AL_PID, AL_PORT.
-al__serve() {
-    local name=$1 log=$2 ready=$3 try
-    shift 3
-    for try in 1 2 3 4 5; do
-        AL_PORT=$(( 20000 + (RANDOM % 20000) ))
-        "$@" --web.listen-address="127.0.0.1:$AL_PORT" >"$log" 2>&1 &
-        AL_PID=$!
-        if wait_log_soft "$log" "$ready" 15; then return 0; fi
-        kill "$AL_PID" 2>/dev/null; wait "$AL_PID" 2>/dev/null || true
-        [ "$try" = 5 ] && { tail -n 20 "$log"; pw_fail "$name did not start"; }
-    done
-}
-
 al_start() {
     local rules=$1 i
     pw_need_cmd prometheus prometheus
@@ -79,10 +64,10 @@ receivers:
         send_resolved: true
 EOF_AM
     mkdir -p "$PW_DIR/alertmanager"
-    al__serve alertmanager "$PW_DIR/alertmanager.log" 'msg="Listening on"' \
+    pw_serve alertmanager "$PW_DIR/alertmanager.log" 'msg="Listening on"' 15 \
         prometheus-alertmanager --config.file="$PW_DIR/alertmanager.yml" \
         --storage.path="$PW_DIR/alertmanager" --cluster.listen-address=
-    AL_AM_PID=$AL_PID AL_AM_PORT=$AL_PORT
+    AL_AM_PID=$PW_SERVE_PID AL_AM_PORT=$PW_SERVE_PORT
 
     cat >"$PW_DIR/prometheus.yml" <<EOF_PROM
 global:
@@ -100,10 +85,10 @@ scrape_configs:
       - targets: ['127.0.0.1:$NE_PORT']
 EOF_PROM
     mkdir -p "$PW_DIR/prometheus"
-    al__serve prometheus "$PW_DIR/prometheus.log" 'msg="Server is ready to receive web requests."' \
+    pw_serve prometheus "$PW_DIR/prometheus.log" 'msg="Server is ready to receive web requests."' 15 \
         prometheus --config.file="$PW_DIR/prometheus.yml" --storage.tsdb.path="$PW_DIR/prometheus" \
         --rules.alert.resend-delay=1s
-    AL_PROM_PID=$AL_PID AL_PROM_PORT=$AL_PORT
+    AL_PROM_PID=$PW_SERVE_PID AL_PROM_PORT=$PW_SERVE_PORT
     grep -q 'msg="Completed loading of configuration file"' "$PW_DIR/prometheus.log" \
         || pw_fail "prometheus did not load its configuration (the rules): $(grep -i err "$PW_DIR/prometheus.log" | head -n 3)"
     pw_log "prometheus on 127.0.0.1:$AL_PROM_PORT, alertmanager on 127.0.0.1:$AL_AM_PORT, webhook receiver on 127.0.0.1:$hook_port"
@@ -123,12 +108,10 @@ al_stop() {
 }
 
 al_query() {
-    local fd q
+    local q
     q=$(perl -e '$_ = $ARGV[0]; s/([^A-Za-z0-9_.~-])/sprintf("%%%02X", ord $1)/ge; print' "$1")
-    exec {fd}<>"/dev/tcp/127.0.0.1/$AL_PROM_PORT" || pw_fail "cannot connect to prometheus"
-    printf 'GET /api/v1/query?query=%s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$q" >&"$fd"
-    AL_BODY=$(tr -d '\r' <&"$fd" | sed '1,/^$/d')
-    exec {fd}>&-
+    pw_http_get "$AL_PROM_PORT" "/api/v1/query?query=$q"
+    AL_BODY=$PW_HTTP_BODY
 }
 
 al_wait_series() {
@@ -160,18 +143,15 @@ al_received() {
 }
 
 al_wait() {
-    local status=$1 name=$2 tmo=$3 from=$4 t_end
-    pw__s_to_us "$tmo"; pw__now
-    t_end=$(( PW_NOW + PW_US ))
-    while :; do
-        AL_MATCH=$(al_received "$from" | awk -F'\t' -v s="$status" -v n="$name" '$1 == s && $2 == n { print; exit }')
+    local status=$1 name=$2 tmo=$3 from=$4
+    # One notification per line, one alert per group (alertname, port_guid):
+    # waited for as a log line (no process per poll), then decoded once.
+    if wait_log_soft "$AL_HOOK_FILE" "\"status\":\"$status\".*\"alertname\":\"$name\"" "$tmo" "$from"; then
+        AL_MATCH=$(al_received $(( PW_MATCH_LINE - 1 )) | head -n 1 \
+            | awk -F'\t' -v s="$status" -v n="$name" '$1 == s && $2 == n { print; exit }')
         [ -n "$AL_MATCH" ] && return 0
-        pw__now
-        if [ "$PW_NOW" -ge "$t_end" ]; then
-            echo "---- the notifications Alertmanager sent since line $from:"
-            al_received "$from" | cut -f1-4
-            pw_fail "Alertmanager sent no $status $name within $tmo s"
-        fi
-        pw_sleep 0.2
-    done
+    fi
+    echo "---- the notifications Alertmanager sent since line $from:"
+    al_received "$from" | cut -f1-4
+    pw_fail "Alertmanager sent no $status $name within $tmo s"
 }

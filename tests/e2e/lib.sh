@@ -1031,6 +1031,36 @@ pw_diag_hook() {
     fi
 }
 
+# ------------------------------------------------------------------ loopback servers
+# The monitoring tests' servers (node_exporter.sh, alerting.sh).
+#   pw_serve NAME LOG READY_RE TIMEOUT_S CMD...   CMD with
+#                   --web.listen-address on a free loopback port, its output
+#                   in LOG, until READY_RE is in LOG (tried up to 5 times on
+#                   other ports); PW_SERVE_PID, PW_SERVE_PORT
+#   pw_http_get PORT PATH   GET over HTTP/1.0 (no process started): the body
+#                   without the headers in PW_HTTP_BODY
+pw_serve() {
+    local name=$1 log=$2 ready=$3 tmo=$4 try
+    shift 4
+    for try in 1 2 3 4 5; do
+        PW_SERVE_PORT=$(( 20000 + (RANDOM % 20000) ))
+        "$@" --web.listen-address="127.0.0.1:$PW_SERVE_PORT" >"$log" 2>&1 &
+        PW_SERVE_PID=$!
+        if wait_log_soft "$log" "$ready" "$tmo"; then return 0; fi
+        kill "$PW_SERVE_PID" 2>/dev/null; wait "$PW_SERVE_PID" 2>/dev/null || true
+        PW_SERVE_PID=
+        [ "$try" = 5 ] && { tail -n 20 "$log"; pw_fail "$name did not start"; }
+    done
+}
+
+pw_http_get() {
+    local fd
+    exec {fd}<>"/dev/tcp/127.0.0.1/$1" || pw_fail "cannot connect to 127.0.0.1:$1"
+    printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&"$fd"
+    PW_HTTP_BODY=$(tr -d '\r' <&"$fd" | sed '1,/^$/d')
+    exec {fd}>&-
+}
+
 # ------------------------------------------------------------------ a supervisor, as systemd
 # The restart policy the packages ship (systemd/portwatch-restart.conf),
 # played by the test the way systemd applies it to opensm's unit: read from

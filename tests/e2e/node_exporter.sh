@@ -20,19 +20,12 @@ NE_PORT=
 NE_SCRAPE=
 
 ne_start() {
-    local dir=$1 log=$PW_DIR/node_exporter.log try
+    local dir=$1
     pw_need_cmd prometheus-node-exporter prometheus-node-exporter
-    for try in 1 2 3 4 5; do
-        NE_PORT=$(( 20000 + (RANDOM % 20000) ))
+    pw_serve node_exporter "$PW_DIR/node_exporter.log" 'Listening on|listening on' 5 \
         prometheus-node-exporter --collector.disable-defaults --collector.textfile \
-            --collector.textfile.directory="$dir" \
-            --web.listen-address="127.0.0.1:$NE_PORT" >"$log" 2>&1 &
-        NE_PID=$!
-        if wait_log_soft "$log" 'Listening on|listening on' 5; then break; fi
-        kill "$NE_PID" 2>/dev/null; wait "$NE_PID" 2>/dev/null || true
-        NE_PID=
-        [ "$try" = 5 ] && { cat "$log"; pw_fail "node_exporter did not start"; }
-    done
+        --collector.textfile.directory="$dir"
+    NE_PID=$PW_SERVE_PID NE_PORT=$PW_SERVE_PORT
     pw_log "node_exporter on 127.0.0.1:$NE_PORT (pid $NE_PID)"
 }
 
@@ -43,11 +36,8 @@ ne_stop() {
 }
 
 ne_scrape() {
-    local fd
-    exec {fd}<>"/dev/tcp/127.0.0.1/$NE_PORT" || pw_fail "cannot connect to node_exporter"
-    printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&"$fd"
-    NE_SCRAPE=$(tr -d '\r' <&"$fd")
-    exec {fd}>&-
+    pw_http_get "$NE_PORT" /metrics
+    NE_SCRAPE=$PW_HTTP_BODY
 }
 
 ne_value() {
